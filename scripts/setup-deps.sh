@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages rayjournal builds and tests with. Idempotent: a package that is
+# already installed is not installed again, and apt-get update runs only when something is missing.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  librocksdb-dev libboost-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libyaml-cpp-dev
+  zlib1g-dev libbz2-dev liblz4-dev libsnappy-dev libzstd-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "setup-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

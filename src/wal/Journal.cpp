@@ -1,0 +1,445 @@
+#include "wal/Journal.h"
+
+#include <boost/crc.hpp>
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "wal/JournalError.h"
+#include "wal/RecordCodec.h"
+#include "wal/RocksStorage.h"
+
+namespace rayjournal::wal {
+namespace {
+
+constexpr int kJournalFormatVersion = 1;
+constexpr size_t kMaxGroupWriters = 1024;
+constexpr size_t kPruneBatch = 10000;
+
+std::string randomHex(int chars) {
+  std::random_device rd;
+  std::string out;
+  const char* digits = "0123456789abcdef";
+  for (int i = 0; i < chars; ++i) out.push_back(digits[rd() % 16]);
+  return out;
+}
+
+uint32_t crcOf(const std::string& bytes) {
+  boost::crc_32_type crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
+}
+
+std::string encodeCheckpointValue(uint64_t coversThrough, const std::string& state) {
+  return encodeSeqKey(coversThrough) + state;
+}
+
+CheckpointData decodeCheckpointValue(uint64_t seq, std::string_view value) {
+  if (value.size() < 8) throw CorruptionError(seq, "checkpoint value truncated");
+  return CheckpointData{seq, decodeSeqKey(value.substr(0, 8)), std::string(value.substr(8))};
+}
+
+// Copies the readable, gap-free prefix of a corrupt journal into a fresh one, then swaps the
+// directories; the original is kept beside it for inspection.
+SalvageReport salvageDirectory(const std::string& dir, const std::string& cause) {
+  SalvageReport report;
+  report.cause = cause;
+  std::string tmp = dir + ".salvage-tmp";
+  std::filesystem::remove_all(tmp);
+  {
+    auto source = RocksStorage::open(dir, RocksStorage::Mode::Salvage);
+    auto target = RocksStorage::open(tmp, RocksStorage::Mode::Normal);
+    std::vector<WriteOp> ops;
+    auto flush = [&](bool force) {
+      if (ops.empty() || (!force && ops.size() < kPruneBatch)) return;
+      target->write(ops, false);
+      ops.clear();
+    };
+    uint64_t first = 1;
+    if (auto v = source->get(Column::Meta, "first_seq")) first = std::stoull(*v);
+    source->scan(Column::Meta, "", [&](std::string_view k, std::string_view v) {
+      ops.push_back({Column::Meta, std::string(k), std::string(v)});
+      return true;
+    });
+    // Point lookups, not an iterator: a merged iterator fails as soon as any overlapping table
+    // is unreadable, while a lookup touches only the table that holds its key.
+    uint64_t expected = first;
+    try {
+      while (auto value = source->getSalvaging(Column::Records, encodeSeqKey(expected))) {
+        Record r = decodeRecord(expected, *value);
+        ops.push_back({Column::Records, encodeSeqKey(expected), std::move(*value)});
+        if (!r.object.empty()) ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), expected), ""});
+        ++expected;
+        flush(false);
+      }
+    } catch (const JournalError&) {
+      // The first unreadable record ends the prefix.
+    }
+    report.keptThrough = expected - 1;
+    try {
+      source->scan(Column::Checkpoints, "", [&](std::string_view k, std::string_view v) {
+        uint64_t seq = decodeSeqKey(k);
+        if (seq > report.keptThrough) return false;
+        ops.push_back({Column::Checkpoints, std::string(k), std::string(v)});
+        return true;
+      });
+    } catch (const JournalError&) {
+    }
+    flush(true);
+    target->sync();
+  }
+  report.movedTo = dir + ".corrupt-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                           std::chrono::system_clock::now().time_since_epoch()).count());
+  std::filesystem::rename(dir, report.movedTo);
+  std::filesystem::rename(tmp, dir);
+  return report;
+}
+
+}  // namespace
+
+struct Journal::Writer {
+  Writer(std::vector<Record>* r, bool s, const std::string* state = nullptr, uint64_t covers = 0)
+      : records(r), sync(s), checkpointState(state), checkpointCovers(covers) {}
+  std::vector<Record>* records;
+  bool sync;
+  const std::string* checkpointState;
+  uint64_t checkpointCovers;
+  bool done = false;
+  uint64_t firstSeq = 0;
+  std::exception_ptr error;
+  std::condition_variable cv;
+};
+
+Journal::Journal(std::shared_ptr<JournalStorage> storage, JournalOptions options)
+    : storage_(std::move(storage)), options_(std::move(options)) {}
+
+std::unique_ptr<Journal> Journal::open(const std::string& dir, JournalOptions options) {
+  if (options.readOnly) {
+    auto mode = options.follow ? RocksStorage::Mode::Secondary : RocksStorage::Mode::ReadOnly;
+    return open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, mode)), options);
+  }
+  std::optional<SalvageReport> report;
+  try {
+    auto journal = open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)), options);
+    return journal;
+  } catch (const CorruptionError& e) {
+    if (!options.salvage) throw;
+    report = salvageDirectory(dir, e.what());
+  }
+  auto journal = open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)), options);
+  journal->salvaged_ = report;
+  journal->appendSalvageRecord();
+  return journal;
+}
+
+std::unique_ptr<Journal> Journal::open(std::shared_ptr<JournalStorage> storage, JournalOptions options) {
+  std::unique_ptr<Journal> journal(new Journal(std::move(storage), std::move(options)));
+  journal->initialize();
+  if (!journal->options_.readOnly && journal->options_.lazyFlushInterval.count() > 0) {
+    journal->flusher_ = std::thread([j = journal.get()] { j->flusherLoop(); });
+  }
+  return journal;
+}
+
+Journal::~Journal() {
+  {
+    std::lock_guard lock(flusherMu_);
+    stopping_ = true;
+  }
+  flusherCv_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  if (!options_.readOnly) {
+    try {
+      storage_->sync();
+    } catch (const std::exception&) {
+      // Closing after a storage failure: what was acknowledged as synced is already durable.
+    }
+  }
+}
+
+int64_t Journal::now() const {
+  if (options_.nowMs) return options_.nowMs();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void Journal::initialize() {
+  auto version = storage_->get(Column::Meta, "format_version");
+  if (!version) {
+    if (storage_->lastKey(Column::Records)) {
+      throw CorruptionError(0, "journal " + describe() + " has records but no format_version in meta");
+    }
+    if (options_.readOnly) throw JournalError("journal " + describe() + " is empty");
+    instanceId_ = randomHex(16);
+    storage_->write({{Column::Meta, "format_version", std::to_string(kJournalFormatVersion)},
+                     {Column::Meta, "instance_id", instanceId_},
+                     {Column::Meta, "first_seq", "1"},
+                     {Column::Meta, "epoch", "0"}},
+                    true);
+    version = std::to_string(kJournalFormatVersion);
+  }
+  int found = std::stoi(*version);
+  if (found > kJournalFormatVersion) {
+    throw JournalError("journal " + describe() + " has format version " + std::to_string(found) +
+                       " but this build supports up to version " + std::to_string(kJournalFormatVersion) +
+                       "; upgrade rayjournal or point --journal-dir elsewhere");
+  }
+  instanceId_ = storage_->get(Column::Meta, "instance_id").value_or("");
+  firstSeq_ = std::stoull(storage_->get(Column::Meta, "first_seq").value_or("1"));
+  auto last = storage_->lastKey(Column::Records);
+  lastSeq_ = last ? decodeSeqKey(*last) : firstSeq_ - 1;
+  epoch_ = std::stoull(storage_->get(Column::Meta, "epoch").value_or("0"));
+  if (options_.readOnly) return;
+  ++epoch_;
+  storage_->write({{Column::Meta, "epoch", std::to_string(epoch_)}}, true);
+  // Everything a restart will replay must decode; older history is checked by `replay verify`.
+  uint64_t tailFrom = firstSeq_;
+  if (auto cp = latestCheckpoint()) tailFrom = cp->coversThrough + 1;
+  scan(tailFrom, [](const Record&) { return true; });
+}
+
+void Journal::appendSalvageRecord() {
+  Record r;
+  r.type = RecordType::Observation;
+  r.body = {{"observation", "JournalSalvaged"},
+            {"kept_through", salvaged_->keptThrough},
+            {"cause", salvaged_->cause},
+            {"original_moved_to", salvaged_->movedTo}};
+  append(std::move(r), Durability::Sync);
+}
+
+uint64_t Journal::append(Record record, Durability durability) {
+  std::vector<Record> records;
+  records.push_back(std::move(record));
+  return submit(records, durability == Durability::Sync);
+}
+
+uint64_t Journal::appendBatch(std::vector<Record> records, Durability durability) {
+  if (records.empty()) throw JournalError("journal " + describe() + ": empty batch");
+  return submit(records, durability == Durability::Sync);
+}
+
+uint64_t Journal::submit(std::vector<Record>& records, bool sync) {
+  Writer w(&records, sync);
+  return submit(w);
+}
+
+uint64_t Journal::submit(Writer& w) {
+  if (options_.readOnly) throw JournalError("journal " + describe() + " is open read-only");
+  std::unique_lock lock(mu_);
+  writers_.push_back(&w);
+  while (!w.done && writers_.front() != &w) w.cv.wait(lock);
+  if (!w.done) runGroup(lock);
+  if (w.error) std::rethrow_exception(w.error);
+  return w.firstSeq;
+}
+
+void Journal::fillAndCollect(Writer& w, std::vector<WriteOp>& ops) {
+  for (auto& r : *w.records) {
+    std::string value = encodeRecord(r);
+    stats_.bytes += value.size();
+    if (!r.object.empty()) ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq), ""});
+    if (w.checkpointState && r.type == RecordType::Checkpoint) {
+      ops.push_back({Column::Checkpoints, encodeSeqKey(r.seq), encodeCheckpointValue(w.checkpointCovers, *w.checkpointState)});
+    }
+    ops.push_back({Column::Records, encodeSeqKey(r.seq), std::move(value)});
+  }
+}
+
+// Runs by the writer at the front of the queue: takes every queued writer (bounded), assigns
+// their seqs in queue order, writes them as one batch, and wakes them.
+void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
+  std::vector<Writer*> group;
+  bool sync = false;
+  uint64_t next = lastSeq_.load();
+  int64_t time = now();
+  for (Writer* w : writers_) {
+    if (group.size() >= kMaxGroupWriters) break;
+    group.push_back(w);
+    sync = sync || w->sync;
+    w->firstSeq = next + 1;
+    for (auto& r : *w->records) {
+      r.seq = ++next;
+      if (r.timeMs == 0) r.timeMs = time;
+      if (r.epoch == 0) r.epoch = epoch_;
+    }
+  }
+  lock.unlock();
+  std::exception_ptr error;
+  std::vector<WriteOp> ops;
+  try {
+    for (Writer* w : group) fillAndCollect(*w, ops);
+    storage_->write(ops, sync);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  if (!error) {
+    lastSeq_ = next;
+    stats_.writes++;
+    stats_.appends += next - group.front()->firstSeq + 1;
+    if (sync) {
+      stats_.syncs++;
+      dirty_ = false;
+    } else {
+      dirty_ = true;
+    }
+  }
+  for (Writer* w : group) {
+    writers_.pop_front();
+    w->error = error;
+    w->done = true;
+    w->cv.notify_one();
+  }
+  if (!writers_.empty()) writers_.front()->cv.notify_one();
+}
+
+void Journal::sync() {
+  {
+    std::lock_guard lock(mu_);
+    dirty_ = false;
+    stats_.syncs++;
+  }
+  storage_->sync();
+}
+
+void Journal::flusherLoop() {
+  std::unique_lock lock(flusherMu_);
+  while (!stopping_) {
+    flusherCv_.wait_for(lock, options_.lazyFlushInterval);
+    if (stopping_) break;
+    bool needed;
+    {
+      std::lock_guard g(mu_);
+      needed = dirty_;
+    }
+    if (!needed) continue;
+    try {
+      sync();
+    } catch (const std::exception&) {
+      // Retried on the next tick; appenders see storage errors on their own writes.
+    }
+  }
+}
+
+JournalStats Journal::stats() const {
+  std::lock_guard lock(const_cast<std::mutex&>(mu_));
+  return stats_;
+}
+
+std::optional<Record> Journal::get(uint64_t seq) {
+  auto value = storage_->get(Column::Records, encodeSeqKey(seq));
+  if (!value) return std::nullopt;
+  return decodeRecord(seq, *value);
+}
+
+void Journal::scan(uint64_t from, const RecordVisitor& visit) {
+  uint64_t expected = std::max(from, firstSeq_.load());
+  uint64_t last = lastSeq_.load();
+  bool stopped = false;
+  try {
+    storage_->scan(Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
+      uint64_t seq = decodeSeqKey(k);
+      if (seq > last && !options_.readOnly) return false;  // appended after the scan began
+      if (seq != expected) {
+        throw CorruptionError(expected, "record missing (gap in sequence; next present is " + std::to_string(seq) + ")");
+      }
+      ++expected;
+      stopped = !visit(decodeRecord(seq, v));
+      return !stopped;
+    });
+  } catch (const CorruptionError& e) {
+    if (e.seq() != 0) throw;
+    // The storage could not read a block: find the first record that cannot be read by itself.
+    for (uint64_t seq = expected; seq <= last; ++seq) {
+      try {
+        auto value = storage_->getSalvaging(Column::Records, encodeSeqKey(seq));
+        if (value) decodeRecord(seq, *value);
+      } catch (const JournalError&) {
+        throw CorruptionError(seq, e.cause());
+      }
+    }
+    throw CorruptionError(expected, e.cause());
+  }
+  if (!stopped && !options_.readOnly && expected <= last) {
+    throw CorruptionError(expected, "record missing (journal ends at " + std::to_string(expected - 1) +
+                                        " but latest seq is " + std::to_string(last) + ")");
+  }
+}
+
+void Journal::scanObject(const ObjectRef& object, uint64_t from, const RecordVisitor& visit) {
+  std::string prefix = objectIndexPrefix(object.indexKey());
+  storage_->scan(Column::ByObject, prefix + encodeSeqKey(from), [&](std::string_view k, std::string_view) {
+    if (k.substr(0, prefix.size()) != prefix) return false;
+    auto record = get(decodeSeqKey(k));
+    if (!record) return true;  // pruned
+    return visit(*record);
+  });
+}
+
+uint64_t Journal::writeCheckpoint(uint64_t coversThrough, const std::string& state) {
+  std::vector<Record> records(1);
+  records[0].type = RecordType::Checkpoint;
+  records[0].body = {{"covers_through", coversThrough}, {"bytes", state.size()}, {"crc32", crcOf(state)}};
+  Writer w(&records, true, &state, coversThrough);
+  return submit(w);
+}
+
+std::optional<CheckpointData> Journal::checkpointAt(uint64_t seq) {
+  auto value = storage_->get(Column::Checkpoints, encodeSeqKey(seq));
+  if (!value) return std::nullopt;
+  return decodeCheckpointValue(seq, *value);
+}
+
+std::optional<CheckpointData> Journal::latestCheckpoint() {
+  auto key = storage_->lastKey(Column::Checkpoints);
+  if (!key) return std::nullopt;
+  return checkpointAt(decodeSeqKey(*key));
+}
+
+std::vector<uint64_t> Journal::checkpointSeqs() {
+  std::vector<uint64_t> seqs;
+  storage_->scan(Column::Checkpoints, "", [&](std::string_view k, std::string_view) {
+    seqs.push_back(decodeSeqKey(k));
+    return true;
+  });
+  return seqs;
+}
+
+void Journal::prune(uint64_t beforeSeq) {
+  if (beforeSeq <= firstSeq_) return;
+  bool covered = false;
+  for (uint64_t seq : checkpointSeqs()) {
+    if (seq >= beforeSeq && checkpointAt(seq)->coversThrough + 1 >= beforeSeq) covered = true;
+  }
+  if (!covered) {
+    throw JournalError("journal " + describe() + ": cannot prune before seq " + std::to_string(beforeSeq) +
+                       ": no checkpoint at or after it covers the pruned records");
+  }
+  // Move first_seq first: a crash mid-prune leaves only unreachable records, never a gap.
+  storage_->write({{Column::Meta, "first_seq", std::to_string(beforeSeq)}}, true);
+  uint64_t from = firstSeq_.exchange(beforeSeq);
+  std::vector<WriteOp> ops;
+  storage_->scan(Column::Records, encodeSeqKey(from), [&](std::string_view k, std::string_view v) {
+    uint64_t seq = decodeSeqKey(k);
+    if (seq >= beforeSeq) return false;
+    try {
+      Record r = decodeRecord(seq, v);
+      if (!r.object.empty()) ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), seq), "", WriteOp::Kind::Delete});
+    } catch (const JournalError&) {
+      // An undecodable record being pruned takes its (unknown) index entry's record with it;
+      // scanObject skips index entries whose record is gone.
+    }
+    ops.push_back({Column::Records, std::string(k), "", WriteOp::Kind::Delete});
+    if (ops.size() >= kPruneBatch) {
+      storage_->write(ops, false);
+      ops.clear();
+    }
+    return true;
+  });
+  for (uint64_t seq : checkpointSeqs()) {
+    if (seq < beforeSeq) ops.push_back({Column::Checkpoints, encodeSeqKey(seq), "", WriteOp::Kind::Delete});
+  }
+  storage_->write(ops, true);
+}
+
+}  // namespace rayjournal::wal

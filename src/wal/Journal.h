@@ -1,0 +1,138 @@
+// The write-ahead journal: an append-only, gap-free sequence of records with a per-object
+// index, checkpoints and retention. See FORMAT.md for the layout.
+//
+// Thread safety: every public method is thread-safe. Appends from many threads are grouped
+// into one storage write (group commit, LevelDB-style leader/followers); a synced append
+// blocks until its own record is durable, and never longer than the group it joined.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wal/JournalStorage.h"
+#include "wal/Record.h"
+
+namespace rayjournal::wal {
+
+enum class Durability {
+  Sync,  // acknowledged once on disk
+  Lazy,  // acknowledged once written; made durable by the next sync write or the periodic flush
+};
+
+struct JournalOptions {
+  bool salvage = false;   // on corruption keep the readable prefix instead of refusing to open
+  bool readOnly = false;  // inspect a journal (tools); no epoch bump, no appends
+  bool follow = false;    // with readOnly: open beside a running operator (RocksDB secondary)
+  std::function<int64_t()> nowMs;  // wall clock for record times; system clock when empty
+  std::chrono::milliseconds lazyFlushInterval{100};  // 0 disables the background flusher
+  size_t maxGroupBytes = 4 << 20;
+};
+
+struct CheckpointData {
+  uint64_t seq = 0;            // seq of the Checkpoint record
+  uint64_t coversThrough = 0;  // state includes every record with seq <= coversThrough
+  std::string state;
+};
+
+struct JournalStats {
+  uint64_t appends = 0;      // records appended
+  uint64_t writes = 0;       // storage writes (groups)
+  uint64_t syncs = 0;        // synced storage writes plus explicit syncs
+  uint64_t bytes = 0;        // encoded record bytes appended
+};
+
+struct SalvageReport {
+  uint64_t keptThrough = 0;
+  std::string cause;
+  std::string movedTo;  // where the unreadable original was moved
+};
+
+using RecordVisitor = std::function<bool(const Record&)>;
+
+class Journal {
+ public:
+  // Opens (creating if absent) the journal in dir, checks the format version and bumps the
+  // epoch durably. Throws JournalError / CorruptionError naming dir and cause; with
+  // options.salvage, a corrupt journal is rewritten to its good prefix (original kept beside it).
+  static std::unique_ptr<Journal> open(const std::string& dir, JournalOptions options = {});
+  // Same, on a storage the caller owns (the simulator's MemoryStorage).
+  static std::unique_ptr<Journal> open(std::shared_ptr<JournalStorage> storage, JournalOptions options = {});
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Assigns seq (and time and epoch when unset) and writes. Blocks per Durability.
+  // Throws JournalError if the storage write fails; then no seq is consumed.
+  uint64_t append(Record record, Durability durability);
+  // All records in one atomic write with consecutive seqs; returns the first seq.
+  uint64_t appendBatch(std::vector<Record> records, Durability durability);
+  // Makes every appended record durable.
+  void sync();
+
+  std::optional<Record> get(uint64_t seq);
+  // Visits records with seq >= from in order until visit returns false. Throws CorruptionError
+  // naming the first bad seq, including a gap in the sequence.
+  void scan(uint64_t from, const RecordVisitor& visit);
+  // One object's records (by kind/namespace/name) with seq >= from, in order.
+  void scanObject(const ObjectRef& object, uint64_t from, const RecordVisitor& visit);
+
+  // Stores state as the projection through coversThrough, with a Checkpoint record (synced).
+  uint64_t writeCheckpoint(uint64_t coversThrough, const std::string& state);
+  std::optional<CheckpointData> latestCheckpoint();
+  std::optional<CheckpointData> checkpointAt(uint64_t seq);
+  std::vector<uint64_t> checkpointSeqs();
+
+  // Deletes records (and their index entries, and older checkpoints) with seq < beforeSeq.
+  // Requires a checkpoint covering beforeSeq - 1, so that state is never lost; throws otherwise.
+  void prune(uint64_t beforeSeq);
+
+  uint64_t latestSeq() const { return lastSeq_.load(); }
+  uint64_t firstSeq() const { return firstSeq_.load(); }
+  uint64_t epoch() const { return epoch_; }
+  std::string instanceId() const { return instanceId_; }
+  const std::optional<SalvageReport>& salvaged() const { return salvaged_; }
+  JournalStats stats() const;
+  std::string describe() const { return storage_->describe(); }
+  JournalStorage& storage() { return *storage_; }
+
+ private:
+  struct Writer;
+  Journal(std::shared_ptr<JournalStorage> storage, JournalOptions options);
+  void initialize();
+  void appendSalvageRecord();
+  void fillAndCollect(Writer& writer, std::vector<WriteOp>& ops);
+  void runGroup(std::unique_lock<std::mutex>& lock);
+  uint64_t submit(std::vector<Record>& records, bool sync);
+  uint64_t submit(Writer& writer);
+  void flusherLoop();
+  int64_t now() const;
+
+  std::shared_ptr<JournalStorage> storage_;
+  JournalOptions options_;
+  std::atomic<uint64_t> lastSeq_{0};
+  std::atomic<uint64_t> firstSeq_{1};
+  uint64_t epoch_ = 0;
+  std::string instanceId_;
+  std::optional<SalvageReport> salvaged_;
+
+  std::mutex mu_;
+  std::deque<Writer*> writers_;
+  bool dirty_ = false;  // lazy writes not yet synced
+  JournalStats stats_;
+
+  std::mutex flusherMu_;
+  std::condition_variable flusherCv_;
+  bool stopping_ = false;
+  std::thread flusher_;
+};
+
+}  // namespace rayjournal::wal

@@ -1,0 +1,33 @@
+// Errors the journal reports. Every message names the journal directory or record involved.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace rayjournal::wal {
+
+// Opening, locking, I/O and usage errors.
+class JournalError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A record that cannot be trusted: checksum mismatch, truncated value, undecodable body, or a
+// storage-level corruption. seq is the first affected record (0 when storage cannot tell).
+class CorruptionError : public JournalError {
+ public:
+  CorruptionError(uint64_t seq, const std::string& cause)
+      : JournalError(seq ? "journal record seq " + std::to_string(seq) + " is corrupt: " + cause
+                         : "journal is corrupt: " + cause),
+        seq_(seq),
+        cause_(cause) {}
+  uint64_t seq() const { return seq_; }
+  const std::string& cause() const { return cause_; }
+
+ private:
+  uint64_t seq_;
+  std::string cause_;
+};
+
+}  // namespace rayjournal::wal

@@ -1,0 +1,48 @@
+// The key-value store under the journal: four ordered columns with atomic batch writes.
+// Implementations: RocksStorage (the real one, on disk) and MemoryStorage (deterministic
+// simulation; can drop unsynced writes as a power loss would).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rayjournal::wal {
+
+enum class Column : uint8_t { Records = 0, ByObject = 1, Checkpoints = 2, Meta = 3 };
+inline constexpr int kColumnCount = 4;
+
+struct WriteOp {
+  enum class Kind : uint8_t { Put, Delete };
+  Column column;
+  std::string key;
+  std::string value;
+  Kind kind = Kind::Put;
+};
+
+using ScanVisitor = std::function<bool(std::string_view key, std::string_view value)>;
+
+class JournalStorage {
+ public:
+  virtual ~JournalStorage() = default;
+  // Applies all ops atomically. With sync, returns only once they (and every earlier write)
+  // are durable. Throws JournalError on I/O failure (e.g. a full disk); nothing is applied then.
+  virtual void write(const std::vector<WriteOp>& ops, bool sync) = 0;
+  virtual std::optional<std::string> get(Column column, std::string_view key) = 0;
+  // Visits keys >= from in byte order until visit returns false. Throws CorruptionError when the
+  // storage itself reports corruption.
+  virtual void scan(Column column, std::string_view from, const ScanVisitor& visit) = 0;
+  virtual std::optional<std::string> lastKey(Column column) = 0;
+  // Like get, but when the normal read path is blocked by an unreadable block elsewhere, looks
+  // for the key in whatever can still be read. Used to locate corruption and to salvage.
+  virtual std::optional<std::string> getSalvaging(Column column, std::string_view key) { return get(column, key); }
+  // Makes every earlier write durable.
+  virtual void sync() = 0;
+  // Where the data lives, for messages ("/var/lib/rayjournal/journal" or "memory:sim").
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace rayjournal::wal

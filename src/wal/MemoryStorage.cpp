@@ -1,0 +1,91 @@
+#include "wal/MemoryStorage.h"
+
+#include "wal/JournalError.h"
+
+namespace rayjournal::wal {
+
+void MemoryStorage::apply(Tables& tables, const std::vector<WriteOp>& ops) {
+  for (const auto& op : ops) {
+    auto& table = tables[static_cast<int>(op.column)];
+    if (op.kind == WriteOp::Kind::Put) {
+      table.insert_or_assign(op.key, op.value);
+    } else {
+      table.erase(op.key);
+    }
+  }
+}
+
+void MemoryStorage::write(const std::vector<WriteOp>& ops, bool sync) {
+  std::lock_guard lock(mu_);
+  if (failWrites_ > 0) {
+    --failWrites_;
+    throw JournalError("journal memory: write failed: no space left on device (injected)");
+  }
+  apply(live_, ops);
+  unsynced_.push_back(ops);
+  if (sync) {
+    for (const auto& batch : unsynced_) apply(durable_, batch);
+    unsynced_.clear();
+  }
+}
+
+std::optional<std::string> MemoryStorage::get(Column column, std::string_view key) {
+  std::lock_guard lock(mu_);
+  const auto& table = live_[static_cast<int>(column)];
+  auto it = table.find(key);
+  if (it == table.end()) return std::nullopt;
+  return it->second;
+}
+
+void MemoryStorage::scan(Column column, std::string_view from, const ScanVisitor& visit) {
+  // Copy-free iteration would hold the lock across the visitor; the visitor may call back into
+  // the journal, so iterate by key lookups instead.
+  std::string cursor(from);
+  bool first = true;
+  while (true) {
+    std::string key, value;
+    {
+      std::lock_guard lock(mu_);
+      const auto& table = live_[static_cast<int>(column)];
+      auto it = first ? table.lower_bound(cursor) : table.upper_bound(cursor);
+      if (it == table.end()) return;
+      key = it->first;
+      value = it->second;
+    }
+    first = false;
+    cursor = key;
+    if (!visit(key, value)) return;
+  }
+}
+
+std::optional<std::string> MemoryStorage::lastKey(Column column) {
+  std::lock_guard lock(mu_);
+  const auto& table = live_[static_cast<int>(column)];
+  if (table.empty()) return std::nullopt;
+  return table.rbegin()->first;
+}
+
+void MemoryStorage::sync() {
+  std::lock_guard lock(mu_);
+  for (const auto& batch : unsynced_) apply(durable_, batch);
+  unsynced_.clear();
+}
+
+void MemoryStorage::dropUnsynced(size_t keepBatches) {
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < keepBatches && i < unsynced_.size(); ++i) apply(durable_, unsynced_[i]);
+  unsynced_.clear();
+  live_ = durable_;
+}
+
+size_t MemoryStorage::unsyncedBatches() const {
+  std::lock_guard lock(mu_);
+  return unsynced_.size();
+}
+
+void MemoryStorage::failNextWrites(int count) {
+  std::lock_guard lock(mu_);
+  failWrites_ = count;
+}
+
+}  // namespace rayjournal::wal

@@ -1,0 +1,54 @@
+#include "wal/Record.h"
+
+#include <array>
+#include <utility>
+
+namespace rayjournal::wal {
+namespace {
+constexpr std::array<std::pair<RecordType, std::string_view>, 5> kNames{{
+    {RecordType::ControllerStarted, "ControllerStarted"},
+    {RecordType::Intent, "Intent"},
+    {RecordType::Outcome, "Outcome"},
+    {RecordType::Observation, "Observation"},
+    {RecordType::Checkpoint, "Checkpoint"},
+}};
+}  // namespace
+
+std::string_view recordTypeName(RecordType type) {
+  for (const auto& [t, name] : kNames) {
+    if (t == type) return name;
+  }
+  return "Unknown";
+}
+
+std::optional<RecordType> recordTypeFromName(std::string_view name) {
+  for (const auto& [t, n] : kNames) {
+    if (n == name) return t;
+  }
+  return std::nullopt;
+}
+
+bool isKnownRecordType(uint8_t raw) {
+  return raw >= static_cast<uint8_t>(RecordType::ControllerStarted) &&
+         raw <= static_cast<uint8_t>(RecordType::Checkpoint);
+}
+
+std::string ObjectRef::indexKey() const { return kind + "/" + ns + "/" + name; }
+
+nlohmann::json recordToJson(const Record& r) {
+  nlohmann::json j{{"seq", r.seq},
+                   {"time_ms", r.timeMs},
+                   {"epoch", r.epoch},
+                   {"type", recordTypeName(r.type)},
+                   {"attempt", r.attempt},
+                   {"body", r.body}};
+  if (!r.object.empty()) {
+    j["object"] = {{"kind", r.object.kind},
+                   {"namespace", r.object.ns},
+                   {"name", r.object.name},
+                   {"uid", r.object.uid}};
+  }
+  return j;
+}
+
+}  // namespace rayjournal::wal

@@ -1,0 +1,31 @@
+// Encodes records to the value bytes stored under their seq, and back. Layout in FORMAT.md.
+// Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "wal/Record.h"
+
+namespace rayjournal::wal {
+
+inline constexpr uint8_t kRecordFormatVersion = 1;
+
+// Guarantees: decode(seq, encode(r)) == r with r.seq = seq.
+std::string encodeRecord(const Record& record);
+
+// Throws CorruptionError (naming seq) on a checksum mismatch, a truncated value or an
+// undecodable body, and JournalError when the record was written by a newer format version.
+Record decodeRecord(uint64_t seq, std::string_view value);
+
+// Fixed-width big-endian keys keep RocksDB's bytewise order equal to numeric order.
+std::string encodeSeqKey(uint64_t seq);
+uint64_t decodeSeqKey(std::string_view key);
+
+// Per-object index key: indexKey + '\0' + big-endian seq.
+std::string encodeObjectIndexKey(std::string_view indexKey, uint64_t seq);
+// The prefix shared by every index key of one object.
+std::string objectIndexPrefix(std::string_view indexKey);
+
+}  // namespace rayjournal::wal

@@ -1,0 +1,57 @@
+// JournalStorage on RocksDB: one column family per Column, WAL on, checksums verified.
+// Thread-safe. Holds RocksDB's directory lock for its lifetime; the holder's pid and host are
+// kept in <dir>/OWNER so that a second opener's error can name them.
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "wal/JournalStorage.h"
+
+namespace rayjournal::wal {
+
+class RocksStorage : public JournalStorage {
+ public:
+  enum class Mode {
+    Normal,    // refuse to open on any corruption
+    Salvage,   // open what can be read: stop the WAL at the first bad record, repair the manifest
+    ReadOnly,  // RocksDB read-only open; works beside a running writer only through Secondary
+    Secondary, // follows a live writer without locking it (tools)
+  };
+  // Throws JournalError naming dir and the cause (locked by another process, corrupt, I/O).
+  static std::unique_ptr<RocksStorage> open(const std::string& dir, Mode mode);
+  ~RocksStorage() override;
+
+  void write(const std::vector<WriteOp>& ops, bool sync) override;
+  std::optional<std::string> get(Column column, std::string_view key) override;
+  void scan(Column column, std::string_view from, const ScanVisitor& visit) override;
+  std::optional<std::string> lastKey(Column column) override;
+  void sync() override;
+  std::optional<std::string> getSalvaging(Column column, std::string_view key) override;
+  std::string describe() const override { return dir_; }
+
+  // Moves the memtables into SST files (tests use it to put records on disk in table form).
+  void flushToFiles();
+  // Salvage helper: visits every entry of `column` that can still be read from the table files
+  // in dir, file by file (unordered across files), stopping in each file at its first bad block.
+  static void scanReadableTableEntries(const std::string& dir, Column column, const ScanVisitor& visit);
+  // Checks every block checksum of every file; throws CorruptionError on a mismatch.
+  void verifyChecksums();
+
+ private:
+  RocksStorage(std::string dir, Mode mode) : dir_(std::move(dir)), mode_(mode) {}
+  rocksdb::ColumnFamilyHandle* handle(Column column) const;
+  [[noreturn]] void fail(const rocksdb::Status& status, const std::string& what) const;
+
+  std::string dir_;
+  Mode mode_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::optional<std::map<std::string, std::string, std::less<>>> readableRecords_;  // salvage cache
+};
+
+}  // namespace rayjournal::wal
