@@ -274,6 +274,9 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
   }
   lock.lock();
   if (!error) {
+    if (listener_) {
+      for (Writer* w : group) for (const auto& r : *w->records) listener_(r);
+    }
     lastSeq_ = next;
     stats_.writes++;
     stats_.appends += next - group.front()->firstSeq + 1;

@@ -95,6 +95,10 @@ class Journal {
   // Requires a checkpoint covering beforeSeq - 1, so that state is never lost; throws otherwise.
   void prune(uint64_t beforeSeq);
 
+  // Called for every record once it is written, in seq order, on the appending thread with the
+  // journal's append lock held: keep it short and do not append from it. Set before appending.
+  void setAppendListener(std::function<void(const Record&)> listener) { listener_ = std::move(listener); }
+
   uint64_t latestSeq() const { return lastSeq_.load(); }
   uint64_t firstSeq() const { return firstSeq_.load(); }
   uint64_t epoch() const { return epoch_; }
@@ -123,6 +127,7 @@ class Journal {
   uint64_t epoch_ = 0;
   std::string instanceId_;
   std::optional<SalvageReport> salvaged_;
+  std::function<void(const Record&)> listener_;
 
   std::mutex mu_;
   std::deque<Writer*> writers_;

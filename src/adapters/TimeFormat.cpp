@@ -1,0 +1,42 @@
+#include "adapters/TimeFormat.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace rayjournal {
+
+std::string toRfc3339(int64_t unixMs) {
+  time_t seconds = static_cast<time_t>(unixMs / 1000);
+  struct tm tm {};
+  gmtime_r(&seconds, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::optional<int64_t> parseRfc3339(const std::string& text) {
+  struct tm tm {};
+  int y, mo, d, h, mi, s;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6) return std::nullopt;
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  return static_cast<int64_t>(timegm(&tm)) * 1000;
+}
+
+std::optional<int64_t> parseDurationMs(const std::string& text) {
+  double value = 0;
+  char unit[8] = {0};
+  if (std::sscanf(text.c_str(), "%lf%7s", &value, unit) < 1 || value < 0) return std::nullopt;
+  std::string u(unit);
+  if (u == "ms") return static_cast<int64_t>(value);
+  if (u == "s" || u.empty()) return static_cast<int64_t>(value * 1000);
+  if (u == "m") return static_cast<int64_t>(value * 60000);
+  if (u == "h") return static_cast<int64_t>(value * 3600000);
+  return std::nullopt;
+}
+
+}  // namespace rayjournal

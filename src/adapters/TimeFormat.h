@@ -1,0 +1,15 @@
+// RFC 3339 timestamps as Kubernetes writes them, and short durations ("2s", "500ms", "1m").
+// Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace rayjournal {
+
+std::string toRfc3339(int64_t unixMs);                    // "2026-11-30T04:03:18Z" (second precision)
+std::optional<int64_t> parseRfc3339(const std::string& text);  // Unix ms; nullopt if malformed
+std::optional<int64_t> parseDurationMs(const std::string& text);
+
+}  // namespace rayjournal

@@ -1,0 +1,60 @@
+// The Kubernetes API as the controller needs it. Implemented by the simulated cluster
+// (sim/SimKube) and the real REST client. Objects are JSON documents as the API serves them.
+// Thread-safe; calls block until the server answers.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rayjournal::kube {
+
+using nlohmann::json;
+
+// An API error with its HTTP code and Kubernetes reason (AlreadyExists, Conflict, NotFound, ...).
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int code, std::string reason, const std::string& message)
+      : std::runtime_error(message), code_(code), reason_(std::move(reason)) {}
+  int code() const { return code_; }
+  const std::string& reason() const { return reason_; }
+  bool notFound() const { return code_ == 404; }
+  bool alreadyExists() const { return code_ == 409 && reason_ == "AlreadyExists"; }
+  bool conflict() const { return code_ == 409 && reason_ == "Conflict"; }
+
+ private:
+  int code_;
+  std::string reason_;
+};
+
+enum class WatchEventType { Added, Modified, Deleted };
+using WatchCallback = std::function<void(WatchEventType, const json&)>;
+enum class Propagation { Background, Foreground, Orphan };
+
+class KubeClient {
+ public:
+  virtual ~KubeClient() = default;
+  // kind is the resource kind ("RayJob", "RayCluster", "Job", "Pod", "Service", "Event").
+  virtual std::optional<json> get(const std::string& kind, const std::string& ns, const std::string& name) = 0;
+  virtual std::vector<json> list(const std::string& kind, const std::string& ns,
+                                 const std::map<std::string, std::string>& labels = {}) = 0;
+  // Throws ApiError 409 AlreadyExists when the name is taken.
+  virtual json create(const std::string& kind, const json& object) = 0;
+  // Spec/metadata write. Throws 409 Conflict on a stale metadata.resourceVersion, 404.
+  virtual json update(const std::string& kind, const json& object) = 0;
+  // Status subresource write; same preconditions.
+  virtual json updateStatus(const std::string& kind, const json& object) = 0;
+  // Throws 404 NotFound when absent.
+  virtual void remove(const std::string& kind, const std::string& ns, const std::string& name,
+                      Propagation propagation = Propagation::Background) = 0;
+  // Calls back for every change of that kind, from a thread of the implementation's choosing,
+  // starting with Added for every existing object. The callback must not block for long.
+  virtual void watch(const std::string& kind, WatchCallback callback) = 0;
+};
+
+}  // namespace rayjournal::kube

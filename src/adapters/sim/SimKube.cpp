@@ -1,0 +1,323 @@
+#include "adapters/sim/SimKube.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "adapters/TimeFormat.h"
+
+namespace rayjournal::sim {
+namespace {
+
+std::string nsOf(const json& o) { return o["metadata"].value("namespace", "default"); }
+std::string nameOf(const json& o) { return o["metadata"].value("name", ""); }
+
+bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
+  const json* have = o["metadata"].contains("labels") ? &o["metadata"]["labels"] : nullptr;
+  for (const auto& [k, v] : labels) {
+    if (!have || !have->contains(k) || (*have)[k] != v) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+SimKube::SimKube(const Clock& clock, std::string dir) : clock_(clock), dir_(std::move(dir)) {
+  if (dir_.empty()) return;
+  std::filesystem::create_directories(dir_);
+  load();
+}
+
+SimKube::~SimKube() {
+  if (log_) std::fclose(log_);
+}
+
+std::string SimKube::keyOf(const std::string& kind, const std::string& ns, const std::string& name) {
+  return kind + "/" + ns + "/" + name;
+}
+
+// Replays the change log, then rewrites it compacted so it does not grow without bound.
+void SimKube::load() {
+  std::string path = dir_ + "/objects.jsonl";
+  {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      json entry = json::parse(line, nullptr, false);
+      if (entry.is_discarded()) break;  // a torn final line from a kill: everything before it stands
+      std::string key = entry["key"];
+      if (entry["op"] == "put") {
+        objects_[key] = entry["object"];
+        kindOfKey_[key] = entry["kind"];
+        resourceVersion_ = std::max<uint64_t>(resourceVersion_, std::stoull(entry["object"]["metadata"].value("resourceVersion", "0")));
+      } else {
+        objects_.erase(key);
+        kindOfKey_.erase(key);
+      }
+      resourceVersion_ = std::max<uint64_t>(resourceVersion_, entry.value("rv", uint64_t(0)));
+    }
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& [key, object] : objects_) {
+      out << json{{"op", "put"}, {"key", key}, {"kind", kindOfKey_[key]}, {"object", object}}.dump() << "\n";
+    }
+    out << json{{"op", "rv"}, {"key", ""}, {"rv", resourceVersion_}}.dump() << "\n";
+  }
+  std::filesystem::rename(tmp, path);
+  log_ = std::fopen(path.c_str(), "a");
+}
+
+void SimKube::persist(const std::string& op, const std::string& key, const json* object) {
+  if (!log_) return;
+  json entry{{"op", op}, {"key", key}, {"rv", resourceVersion_}};
+  if (object) {
+    entry["object"] = *object;
+    entry["kind"] = kindOfKey_[key];
+  }
+  std::string line = entry.dump() + "\n";
+  // Written through to the kernel on every change: a killed operator process never loses a
+  // write the API server acknowledged (etcd would not either).
+  std::fwrite(line.data(), 1, line.size(), log_);
+  std::fflush(log_);
+}
+
+void SimKube::count(const std::string& verb, const std::string& kind) { calls_[verb + " " + kind]++; }
+
+void SimKube::maybeFail(const std::string& verb, const std::string& kind, bool afterApply) {
+  for (auto it = faults_.begin(); it != faults_.end(); ++it) {
+    if (it->afterApply != afterApply) continue;
+    if (it->verb != "*" && it->verb != verb) continue;
+    if (it->kind != "*" && it->kind != kind) continue;
+    FaultRule rule = *it;
+    if (--it->count <= 0) faults_.erase(it);
+    throw kube::ApiError(rule.code, rule.reason,
+                         "injected fault on " + verb + " " + kind + ": " + rule.reason +
+                             (afterApply ? " (the write was applied; the response was lost)" : ""));
+  }
+}
+
+void SimKube::injectFault(FaultRule rule) {
+  std::lock_guard lock(mu_);
+  faults_.push_back(std::move(rule));
+}
+
+std::map<std::string, uint64_t> SimKube::callCounts() const {
+  std::lock_guard lock(mu_);
+  return calls_;
+}
+
+std::optional<json> SimKube::get(const std::string& kind, const std::string& ns, const std::string& name) {
+  std::lock_guard lock(mu_);
+  count("get", kind);
+  maybeFail("get", kind, false);
+  auto it = objects_.find(keyOf(kind, ns, name));
+  if (it == objects_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<json> SimKube::list(const std::string& kind, const std::string& ns,
+                                const std::map<std::string, std::string>& labels) {
+  std::lock_guard lock(mu_);
+  count("list", kind);
+  maybeFail("list", kind, false);
+  std::vector<json> out;
+  std::string prefix = kind + "/" + (ns.empty() ? "" : ns + "/");
+  for (auto it = objects_.lower_bound(prefix); it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    if (labelsMatch(it->second, labels)) out.push_back(it->second);
+  }
+  return out;
+}
+
+void SimKube::put(const std::string& kind, json object, kube::WatchEventType type, std::vector<Event>& events) {
+  std::string key = keyOf(kind, nsOf(object), nameOf(object));
+  object["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
+  kindOfKey_[key] = kind;
+  objects_[key] = object;
+  persist("put", key, &object);
+  events.push_back({kind, type, std::move(object)});
+}
+
+void SimKube::erase(const std::string& key, std::vector<Event>& events) {
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return;
+  json object = std::move(it->second);
+  std::string kind = kindOfKey_[key];
+  objects_.erase(it);
+  ++resourceVersion_;
+  persist("del", key, nullptr);
+  kindOfKey_.erase(key);
+  std::string uid = object["metadata"].value("uid", "");
+  events.push_back({kind, kube::WatchEventType::Deleted, object});
+  cascade(uid, events);
+}
+
+// Background garbage collection: dependents of a deleted owner go too (finalizers respected).
+void SimKube::cascade(const std::string& uid, std::vector<Event>& events) {
+  if (uid.empty()) return;
+  std::vector<std::string> dependents;
+  for (const auto& [key, object] : objects_) {
+    for (const auto& ref : object["metadata"].value("ownerReferences", json::array())) {
+      if (ref.value("uid", "") == uid) dependents.push_back(key);
+    }
+  }
+  for (const auto& key : dependents) {
+    auto it = objects_.find(key);
+    if (it == objects_.end()) continue;
+    json& object = it->second;
+    if (!object["metadata"].value("finalizers", json::array()).empty()) {
+      if (!object["metadata"].contains("deletionTimestamp")) {
+        object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
+        put(kindOfKey_[key], object, kube::WatchEventType::Modified, events);
+      }
+      continue;
+    }
+    erase(key, events);
+  }
+}
+
+void SimKube::finishIfUnblocked(const std::string& key, std::vector<Event>& events) {
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return;
+  const json& meta = it->second["metadata"];
+  if (meta.contains("deletionTimestamp") && meta.value("finalizers", json::array()).empty()) erase(key, events);
+}
+
+void SimKube::dispatch(const std::vector<Event>& events) {
+  std::lock_guard lock(watchMu_);
+  for (const auto& e : events) {
+    auto it = watchers_.find(e.kind);
+    if (it == watchers_.end()) continue;
+    for (const auto& callback : it->second) callback(e.type, e.object);
+  }
+}
+
+json SimKube::create(const std::string& kind, const json& input) {
+  std::vector<Event> events;
+  json result;
+  {
+    std::lock_guard lock(mu_);
+    count("create", kind);
+    maybeFail("create", kind, false);
+    json object = input;
+    if (!object.contains("metadata") || nameOf(object).empty()) {
+      throw kube::ApiError(422, "Invalid", kind + ": metadata.name is required");
+    }
+    if (!object["metadata"].contains("namespace")) object["metadata"]["namespace"] = "default";
+    std::string key = keyOf(kind, nsOf(object), nameOf(object));
+    if (objects_.count(key)) {
+      throw kube::ApiError(409, "AlreadyExists", kind + " \"" + nameOf(object) + "\" already exists in namespace " + nsOf(object));
+    }
+    object["metadata"]["uid"] = "uid-" + std::to_string(resourceVersion_ + 1) + "-" + nameOf(object);
+    object["metadata"]["generation"] = 1;
+    object["metadata"]["creationTimestamp"] = toRfc3339(clock_.nowMs());
+    object["metadata"].erase("resourceVersion");
+    object["metadata"].erase("deletionTimestamp");
+    put(kind, object, kube::WatchEventType::Added, events);
+    result = objects_[key];
+    maybeFail("create", kind, true);
+  }
+  dispatch(events);
+  return result;
+}
+
+json& SimKube::checkedExisting(const std::string& kind, const json& object) {
+  std::string key = keyOf(kind, nsOf(object), nameOf(object));
+  auto it = objects_.find(key);
+  if (it == objects_.end()) {
+    throw kube::ApiError(404, "NotFound", kind + " " + nsOf(object) + "/" + nameOf(object) + " not found");
+  }
+  std::string want = object["metadata"].value("resourceVersion", "");
+  if (!want.empty() && want != it->second["metadata"].value("resourceVersion", "")) {
+    throw kube::ApiError(409, "Conflict",
+                         "Operation cannot be fulfilled on " + kind + " \"" + nameOf(object) +
+                             "\": the object has been modified; please apply your changes to the latest version and try again");
+  }
+  return it->second;
+}
+
+json SimKube::update(const std::string& kind, const json& input) {
+  std::vector<Event> events;
+  json result;
+  {
+    std::lock_guard lock(mu_);
+    count("update", kind);
+    maybeFail("update", kind, false);
+    json& current = checkedExisting(kind, input);
+    json object = input;
+    object["metadata"]["uid"] = current["metadata"]["uid"];
+    object["metadata"]["creationTimestamp"] = current["metadata"]["creationTimestamp"];
+    if (current["metadata"].contains("deletionTimestamp")) object["metadata"]["deletionTimestamp"] = current["metadata"]["deletionTimestamp"];
+    if (current.contains("status")) object["status"] = current["status"];
+    else object.erase("status");
+    int64_t generation = current["metadata"].value("generation", int64_t(1));
+    if (object.value("spec", json()) != current.value("spec", json())) ++generation;
+    object["metadata"]["generation"] = generation;
+    std::string key = keyOf(kind, nsOf(object), nameOf(object));
+    put(kind, object, kube::WatchEventType::Modified, events);
+    result = objects_[key];
+    finishIfUnblocked(key, events);
+    maybeFail("update", kind, true);
+  }
+  dispatch(events);
+  return result;
+}
+
+json SimKube::updateStatus(const std::string& kind, const json& input) {
+  std::vector<Event> events;
+  json result;
+  {
+    std::lock_guard lock(mu_);
+    count("updateStatus", kind);
+    maybeFail("updateStatus", kind, false);
+    json object = checkedExisting(kind, input);
+    object["status"] = input.value("status", json::object());
+    put(kind, object, kube::WatchEventType::Modified, events);
+    result = objects_[keyOf(kind, nsOf(object), nameOf(object))];
+    maybeFail("updateStatus", kind, true);
+  }
+  dispatch(events);
+  return result;
+}
+
+void SimKube::remove(const std::string& kind, const std::string& ns, const std::string& name, kube::Propagation propagation) {
+  std::vector<Event> events;
+  {
+    std::lock_guard lock(mu_);
+    count("remove", kind);
+    maybeFail("remove", kind, false);
+    std::string key = keyOf(kind, ns, name);
+    auto it = objects_.find(key);
+    if (it == objects_.end()) throw kube::ApiError(404, "NotFound", kind + " " + ns + "/" + name + " not found");
+    json& object = it->second;
+    if (propagation == kube::Propagation::Orphan) {
+      std::string uid = object["metadata"].value("uid", "");
+      for (auto& [k, dependent] : objects_) {
+        auto& refs = dependent["metadata"];
+        if (!refs.contains("ownerReferences")) continue;
+        json kept = json::array();
+        for (const auto& ref : refs["ownerReferences"]) if (ref.value("uid", "") != uid) kept.push_back(ref);
+        refs["ownerReferences"] = kept;
+      }
+    }
+    if (!object["metadata"].value("finalizers", json::array()).empty()) {
+      if (!object["metadata"].contains("deletionTimestamp")) {
+        object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
+        put(kind, object, kube::WatchEventType::Modified, events);
+      }
+    } else {
+      erase(key, events);
+    }
+    maybeFail("remove", kind, true);
+  }
+  dispatch(events);
+}
+
+void SimKube::watch(const std::string& kind, kube::WatchCallback callback) {
+  std::vector<json> existing = list(kind, "");
+  std::lock_guard lock(watchMu_);
+  for (const auto& object : existing) callback(kube::WatchEventType::Added, object);
+  watchers_[kind].push_back(std::move(callback));
+}
+
+}  // namespace rayjournal::sim

@@ -1,0 +1,82 @@
+// An in-process Kubernetes API server: namespaced JSON objects of any kind with resourceVersion,
+// generation, AlreadyExists / Conflict / NotFound, the status subresource, finalizers and
+// deletionTimestamp, ownerReference cascading deletion, and watches. Optionally persisted to an
+// append-only file in a directory (it plays etcd for the embedded operator).
+// Thread-safe; watch callbacks run on the mutating caller's thread after the lock is released.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "adapters/Clock.h"
+#include "adapters/kube/KubeClient.h"
+
+namespace rayjournal::sim {
+
+using kube::json;
+
+// One injected fault: the next `count` calls of verb on kind fail with code/reason; with
+// afterApply the server applies the write first and the response is lost.
+struct FaultRule {
+  std::string verb;  // get list create update updateStatus remove, or "*"
+  std::string kind;  // or "*"
+  int count = 1;
+  int code = 500;
+  std::string reason = "InternalError";
+  bool afterApply = false;
+};
+
+class SimKube : public kube::KubeClient {
+ public:
+  // dir empty: memory only. Otherwise loads <dir>/objects.jsonl and appends every change to it.
+  SimKube(const Clock& clock, std::string dir = "");
+  ~SimKube() override;
+
+  std::optional<json> get(const std::string& kind, const std::string& ns, const std::string& name) override;
+  std::vector<json> list(const std::string& kind, const std::string& ns,
+                         const std::map<std::string, std::string>& labels = {}) override;
+  json create(const std::string& kind, const json& object) override;
+  json update(const std::string& kind, const json& object) override;
+  json updateStatus(const std::string& kind, const json& object) override;
+  void remove(const std::string& kind, const std::string& ns, const std::string& name,
+              kube::Propagation propagation = kube::Propagation::Background) override;
+  void watch(const std::string& kind, kube::WatchCallback callback) override;
+
+  void injectFault(FaultRule rule);
+  // Counts of calls by "verb kind" (for benchmarks and tests).
+  std::map<std::string, uint64_t> callCounts() const;
+
+ private:
+  struct Event {
+    std::string kind;
+    kube::WatchEventType type;
+    json object;
+  };
+  static std::string keyOf(const std::string& kind, const std::string& ns, const std::string& name);
+  void maybeFail(const std::string& verb, const std::string& kind, bool afterApply);
+  void count(const std::string& verb, const std::string& kind);
+  void put(const std::string& kind, json object, kube::WatchEventType type, std::vector<Event>& events);
+  void erase(const std::string& key, std::vector<Event>& events);
+  void cascade(const std::string& uid, std::vector<Event>& events);
+  void finishIfUnblocked(const std::string& key, std::vector<Event>& events);
+  void dispatch(const std::vector<Event>& events);
+  void persist(const std::string& op, const std::string& key, const json* object);
+  void load();
+  json& checkedExisting(const std::string& kind, const json& object);
+
+  const Clock& clock_;
+  std::string dir_;
+  FILE* log_ = nullptr;
+  mutable std::mutex mu_;
+  std::map<std::string, json> objects_;  // key: kind/ns/name
+  std::map<std::string, std::string> kindOfKey_;
+  uint64_t resourceVersion_ = 0;
+  std::vector<FaultRule> faults_;
+  std::map<std::string, uint64_t> calls_;
+  std::mutex watchMu_;
+  std::map<std::string, std::vector<kube::WatchCallback>> watchers_;
+};
+
+}  // namespace rayjournal::sim

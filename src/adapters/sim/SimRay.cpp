@@ -1,0 +1,165 @@
+#include "adapters/sim/SimRay.h"
+
+#include <sstream>
+
+#include "adapters/TimeFormat.h"
+
+namespace rayjournal::sim {
+namespace {
+
+constexpr int64_t kPendingMs = 100;  // PENDING before RUNNING
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+
+std::string recordName(const std::string& cluster, const std::string& id) { return cluster + "." + id; }
+
+}  // namespace
+
+bool parseDashboardAddress(const std::string& dashboard, std::string& cluster, std::string& ns) {
+  std::string host = dashboard;
+  if (host.rfind("http://", 0) == 0) host = host.substr(7);
+  host = host.substr(0, host.find(':'));
+  auto parts = split(host, '.');
+  if (parts.size() < 2) return false;
+  const std::string suffix = "-head-svc";
+  if (parts[0].size() <= suffix.size() || parts[0].compare(parts[0].size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return false;
+  }
+  cluster = parts[0].substr(0, parts[0].size() - suffix.size());
+  ns = parts[1];
+  return true;
+}
+
+void SimRay::failNextCalls(int n) {
+  std::lock_guard lock(mu_);
+  failCalls_ = n;
+}
+
+void SimRay::maybeFail(const std::string& dashboard) {
+  std::lock_guard lock(mu_);
+  if (failCalls_ > 0) {
+    --failCalls_;
+    throw ray::RayError("Ray dashboard " + dashboard + " unreachable: connection refused (injected)");
+  }
+}
+
+json SimRay::clusterFor(const std::string& dashboard, std::string& ns) {
+  maybeFail(dashboard);
+  std::string cluster;
+  if (!parseDashboardAddress(dashboard, cluster, ns)) throw ray::RayError("malformed Ray dashboard address \"" + dashboard + "\"");
+  auto object = kube_.get("RayCluster", ns, cluster);
+  if (!object || (*object)["metadata"].contains("deletionTimestamp") ||
+      object->value("status", json::object()).value("state", "") != "ready") {
+    throw ray::RayError("Ray dashboard " + dashboard + " unreachable: connection refused");
+  }
+  return *object;
+}
+
+ray::JobInfo SimRay::infoOf(const json& record) const {
+  ray::JobInfo info;
+  const json& s = record["spec"];
+  info.submissionId = s["submissionId"];
+  int64_t now = clock_.nowMs();
+  int64_t submitted = s["submittedMs"];
+  int64_t ends = submitted + kPendingMs + s.value("durationMs", int64_t(0));
+  if (s.contains("stoppedMs")) {
+    info.status = "STOPPED";
+    info.message = "Job was intentionally stopped.";
+    info.startTimeMs = submitted;
+    info.endTimeMs = s["stoppedMs"];
+  } else if (now < submitted + kPendingMs) {
+    info.status = "PENDING";
+    info.message = "Job has not started yet.";
+  } else if (now < ends) {
+    info.status = "RUNNING";
+    info.message = "Job is currently running.";
+    info.startTimeMs = submitted + kPendingMs;
+  } else {
+    info.status = s["result"];
+    info.startTimeMs = submitted + kPendingMs;
+    info.endTimeMs = ends;
+    info.message = info.status == "SUCCEEDED" ? "Job finished successfully." : "Job failed: entrypoint exited with code 1 (simulated)";
+  }
+  return info;
+}
+
+std::optional<ray::JobInfo> SimRay::getJob(const std::string& dashboard, const std::string& submissionId) {
+  std::string ns;
+  json cluster = clusterFor(dashboard, ns);
+  auto record = kube_.get("SimRaySubmission", ns, recordName(cluster["metadata"]["name"], submissionId));
+  if (!record) return std::nullopt;
+  return infoOf(*record);
+}
+
+ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::SubmitRequest& request) {
+  std::string ns;
+  json cluster = clusterFor(dashboard, ns);
+  std::string clusterName = cluster["metadata"]["name"];
+  std::lock_guard lock(submitMu_);
+  if (kube_.get("SimRaySubmission", ns, recordName(clusterName, request.submissionId))) {
+    return ray::SubmitResult::AlreadyExists;
+  }
+  // Outcome and duration come from the RayJob that owns the cluster.
+  int64_t durationMs = 1000;
+  std::string result = "SUCCEEDED";
+  for (const auto& ref : cluster["metadata"].value("ownerReferences", json::array())) {
+    if (ref.value("kind", "") != "RayJob") continue;
+    auto owner = kube_.get("RayJob", ns, ref["name"]);
+    if (!owner) continue;
+    json annotations = (*owner)["metadata"].value("annotations", json::object());
+    if (auto d = parseDurationMs(annotations.value(kSimDurationAnnotation, "1s"))) durationMs = *d;
+    auto results = split(annotations.value(kSimResultAnnotation, "SUCCEEDED"), ',');
+    size_t attempt = 1;
+    auto it = request.metadata.find(kAttemptMetadataKey);
+    if (it != request.metadata.end()) attempt = std::max<size_t>(1, std::stoul(it->second));
+    if (!results.empty()) result = results[std::min(attempt, results.size()) - 1];
+    while (!result.empty() && result.front() == ' ') result.erase(0, 1);
+  }
+  json record{{"apiVersion", "sim.rayjournal.io/v1"},
+              {"kind", "SimRaySubmission"},
+              {"metadata",
+               {{"name", recordName(clusterName, request.submissionId)},
+                {"namespace", ns},
+                {"ownerReferences", json::array({{{"kind", "RayCluster"}, {"name", clusterName}, {"uid", cluster["metadata"]["uid"]}}})}}},
+              {"spec",
+               {{"submissionId", request.submissionId},
+                {"entrypoint", request.entrypoint},
+                {"submittedMs", clock_.nowMs()},
+                {"durationMs", durationMs},
+                {"result", result}}}};
+  kube_.create("SimRaySubmission", record);
+  ++submissions_;
+  return ray::SubmitResult::Submitted;
+}
+
+bool SimRay::stop(const std::string& dashboard, const std::string& submissionId) {
+  std::string ns;
+  json cluster = clusterFor(dashboard, ns);
+  auto record = kube_.get("SimRaySubmission", ns, recordName(cluster["metadata"]["name"], submissionId));
+  if (!record) return false;
+  if (ray::isTerminalRayStatus(infoOf(*record).status)) return true;
+  (*record)["spec"]["stoppedMs"] = clock_.nowMs();
+  kube_.update("SimRaySubmission", *record);
+  return true;
+}
+
+void SimRay::loseAllRecords(const std::string& ns, const std::string& cluster) {
+  for (const auto& record : kube_.list("SimRaySubmission", ns)) {
+    std::string name = record["metadata"]["name"];
+    if (name.rfind(cluster + ".", 0) == 0) kube_.remove("SimRaySubmission", ns, name);
+  }
+}
+
+}  // namespace rayjournal::sim
+
+namespace rayjournal::ray {
+bool isTerminalRayStatus(const std::string& status) {
+  return status == "SUCCEEDED" || status == "FAILED" || status == "STOPPED";
+}
+}  // namespace rayjournal::ray

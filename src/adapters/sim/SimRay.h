@@ -1,0 +1,50 @@
+// Simulated Ray dashboards, one per RayCluster in a SimKube: submission-id dedup with Ray's own
+// "already exists" text, PENDING -> RUNNING -> terminal driven by the owning RayJob's
+// annotations, stop, and 404 for unknown ids. A dashboard answers only while its RayCluster
+// exists and is ready. State lives in the SimKube store (kind SimRaySubmission, owned by the
+// RayCluster), so it persists with it and vanishes with the cluster. Thread-safe.
+#pragma once
+
+#include <set>
+
+#include "adapters/ray/RayJobsClient.h"
+#include "adapters/sim/SimKube.h"
+
+namespace rayjournal::sim {
+
+inline constexpr const char* kSimDurationAnnotation = "rayjournal.io/sim-duration";
+inline constexpr const char* kSimResultAnnotation = "rayjournal.io/sim-result";
+inline constexpr const char* kAttemptMetadataKey = "rayjournal.io/attempt";
+
+class SimRay : public ray::RayJobsClient {
+ public:
+  SimRay(SimKube& kube, const Clock& clock) : kube_(kube), clock_(clock) {}
+
+  std::optional<ray::JobInfo> getJob(const std::string& dashboard, const std::string& submissionId) override;
+  ray::SubmitResult submit(const std::string& dashboard, const ray::SubmitRequest& request) override;
+  bool stop(const std::string& dashboard, const std::string& submissionId) override;
+
+  // Fault injection: the next n calls fail as if the dashboard were unreachable.
+  void failNextCalls(int n);
+  // A head restart without GCS fault tolerance: every job record of that cluster is lost.
+  void loseAllRecords(const std::string& ns, const std::string& cluster);
+  uint64_t submissions() const { return submissions_; }
+
+ private:
+  json clusterFor(const std::string& dashboard, std::string& ns);
+  void maybeFail(const std::string& dashboard);
+  ray::JobInfo infoOf(const json& record) const;
+
+  SimKube& kube_;
+  const Clock& clock_;
+  std::mutex mu_;
+  std::mutex submitMu_;
+  int failCalls_ = 0;
+  std::atomic<uint64_t> submissions_{0};
+};
+
+// Parses "<svc>.<ns>.svc.<domain>:<port>" (with or without http://) into the cluster name
+// (service name without "-head-svc") and namespace.
+bool parseDashboardAddress(const std::string& dashboard, std::string& cluster, std::string& ns);
+
+}  // namespace rayjournal::sim

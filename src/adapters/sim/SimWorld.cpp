@@ -1,0 +1,189 @@
+#include "adapters/sim/SimWorld.h"
+
+#include "adapters/TimeFormat.h"
+
+namespace rayjournal::sim {
+namespace {
+
+bool exists(SimKube& kube, const std::string& kind, const std::string& ns, const std::string& name) {
+  return kube.get(kind, ns, name).has_value();
+}
+
+// Creates unless present; a concurrent creator winning is fine.
+int ensure(SimKube& kube, const std::string& kind, const json& object) {
+  if (exists(kube, kind, object["metadata"]["namespace"], object["metadata"]["name"])) return 0;
+  try {
+    kube.create(kind, object);
+    return 1;
+  } catch (const kube::ApiError& e) {
+    if (!e.alreadyExists()) throw;
+    return 0;
+  }
+}
+
+std::string envValue(const json& container, const std::string& name) {
+  for (const auto& env : container.value("env", json::array())) {
+    if (env.value("name", "") == name) return env.value("value", "");
+  }
+  return "";
+}
+
+}  // namespace
+
+json SimWorld::ownedMeta(const std::string& name, const json& owner, const std::string& kind, json labels) {
+  return {{"name", name},
+          {"namespace", owner["metadata"]["namespace"]},
+          {"labels", std::move(labels)},
+          {"ownerReferences",
+           json::array({{{"apiVersion", "ray.io/v1"}, {"kind", kind}, {"name", owner["metadata"]["name"]},
+                         {"uid", owner["metadata"]["uid"]}, {"controller", true}, {"blockOwnerDeletion", true}}})}};
+}
+
+int SimWorld::advance() {
+  int changes = 0;
+  try {
+    changes += provisionClusters();
+    changes += runKubelet();
+    changes += runSubmitterJobs();
+  } catch (const kube::ApiError&) {
+    // An injected API fault hit a simulated actor; it simply tries again on the next advance.
+  }
+  return changes;
+}
+
+int SimWorld::provisionClusters() {
+  int changes = 0;
+  for (auto cluster : kube_.list("RayCluster", "")) {
+    if (cluster["metadata"].contains("deletionTimestamp")) continue;
+    std::string c = cluster["metadata"]["name"];
+    std::string ns = cluster["metadata"]["namespace"];
+    json labels{{"ray.io/cluster", c}, {"app.kubernetes.io/created-by", "kuberay-operator"}};
+    json head = labels;
+    head["ray.io/node-type"] = "head";
+    head["ray.io/group"] = "headgroup";
+    changes += ensure(kube_, "Service", {{"apiVersion", "v1"}, {"kind", "Service"},
+                                         {"metadata", ownedMeta(c + "-head-svc", cluster, "RayCluster", head)},
+                                         {"spec", {{"clusterIP", "None"}, {"selector", head},
+                                                   {"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}});
+    std::vector<std::string> pods{c + "-head"};
+    changes += ensure(kube_, "Pod", {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                     {"metadata", ownedMeta(c + "-head", cluster, "RayCluster", head)},
+                                     {"status", {{"phase", "Pending"}}}});
+    int desiredWorkers = 0;
+    for (const auto& group : cluster["spec"].value("workerGroupSpecs", json::array())) {
+      if (group.value("suspend", false)) continue;
+      int replicas = group.value("replicas", group.value("minReplicas", 0)) * group.value("numOfHosts", 1);
+      json worker = labels;
+      worker["ray.io/node-type"] = "worker";
+      worker["ray.io/group"] = group.value("groupName", "workers");
+      for (int i = 0; i < replicas; ++i) {
+        std::string name = c + "-" + group.value("groupName", "workers") + "-worker-" + std::to_string(i);
+        pods.push_back(name);
+        changes += ensure(kube_, "Pod", {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                         {"metadata", ownedMeta(name, cluster, "RayCluster", worker)},
+                                         {"status", {{"phase", "Pending"}}}});
+      }
+      desiredWorkers += replicas;
+    }
+    int ready = 0;
+    for (const auto& name : pods) {
+      auto pod = kube_.get("Pod", ns, name);
+      if (pod && (*pod)["status"].value("phase", "") == "Running") ++ready;
+    }
+    json status = cluster.value("status", json::object());
+    bool allReady = ready == int(pods.size());
+    std::string state = allReady || status.value("state", "") == "ready" ? "ready" : "";
+    json next = status;
+    next["desiredWorkerReplicas"] = desiredWorkers;
+    next["readyWorkerReplicas"] = std::max(0, ready - 1);
+    next["availableWorkerReplicas"] = std::max(0, ready - 1);
+    next["head"] = {{"podName", c + "-head"}, {"serviceName", c + "-head-svc"}};
+    if (!state.empty()) next["state"] = state;
+    if (next != status) {
+      cluster["status"] = next;
+      kube_.updateStatus("RayCluster", cluster);
+      ++changes;
+    }
+  }
+  return changes;
+}
+
+int SimWorld::runKubelet() {
+  int changes = 0;
+  int64_t now = clock_.nowMs();
+  for (auto pod : kube_.list("Pod", "")) {
+    if (pod["status"].value("phase", "") != "Pending") continue;
+    auto created = parseRfc3339(pod["metadata"].value("creationTimestamp", ""));
+    if (created && now < *created + options_.podStartDelayMs) continue;
+    pod["status"] = {{"phase", "Running"},
+                     {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
+                     {"podIP", "10.0.0.1"}};
+    kube_.updateStatus("Pod", pod);
+    ++changes;
+  }
+  return changes;
+}
+
+int SimWorld::runSubmitterJobs() {
+  int changes = 0;
+  for (auto job : kube_.list("Job", "", {{"app.kubernetes.io/created-by", "kuberay-operator"}})) {
+    changes += runSubmitterJob(std::move(job));
+  }
+  return changes;
+}
+
+// One step of a submitter Job: start, then (idempotently) submit, then wait for a terminal
+// Ray status and complete. An unreachable dashboard fails the pod; the Job retries pods up to
+// spec.backoffLimit and then fails.
+int SimWorld::runSubmitterJob(json job) {
+  json status = job.value("status", json::object());
+  for (const auto& c : status.value("conditions", json::array())) {
+    if ((c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") return 0;
+  }
+  int64_t now = clock_.nowMs();
+  auto created = parseRfc3339(job["metadata"].value("creationTimestamp", ""));
+  if (created && now < *created + options_.submitterStartDelayMs) return 0;
+  const json& container = job["spec"]["template"]["spec"]["containers"][0];
+  std::string dashboard = envValue(container, "RAY_DASHBOARD_ADDRESS");
+  std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
+  std::string attempt = envValue(container, "RAYJOURNAL_ATTEMPT");
+  json next = status;
+  if (!next.contains("startTime")) next["startTime"] = toRfc3339(now);
+  next["active"] = 1;
+  std::string condition;
+  try {
+    auto info = ray_.getJob(dashboard, id);
+    if (!info) {
+      ray::SubmitRequest request;
+      request.submissionId = id;
+      request.entrypoint = container.value("args", json::array()).dump();
+      if (!attempt.empty()) request.metadata[kAttemptMetadataKey] = attempt;
+      ray_.submit(dashboard, request);
+    } else if (ray::isTerminalRayStatus(info->status)) {
+      condition = "Complete";  // `ray job logs --follow` exits 0 even when the Ray job failed
+    }
+  } catch (const ray::RayError& e) {
+    int failed = next.value("failed", 0) + 1;
+    next["failed"] = failed;
+    if (failed > job["spec"].value("backoffLimit", 2)) {
+      condition = "Failed";
+      next["conditions"] = json::array({{{"type", "Failed"}, {"status", "True"}, {"reason", "BackoffLimitExceeded"},
+                                         {"message", "Job has reached the specified backoff limit"},
+                                         {"lastTransitionTime", toRfc3339(now)}}});
+    }
+  }
+  if (condition == "Complete") {
+    next["succeeded"] = 1;
+    next["conditions"] = json::array({{{"type", "Complete"}, {"status", "True"}, {"lastTransitionTime", toRfc3339(now)}}});
+  }
+  if (!condition.empty()) {
+    next["active"] = 0;
+    next["completionTime"] = toRfc3339(now);
+  }
+  if (next == status) return 0;
+  job["status"] = next;
+  kube_.updateStatus("Job", job);
+  return 1;
+}
+
+}  // namespace rayjournal::sim

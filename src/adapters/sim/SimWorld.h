@@ -1,0 +1,40 @@
+// The rest of the simulated cluster, advanced by advance(): a kubelet (Pods become Running and
+// Ready after podStartDelayMs), a RayCluster provisioner standing in for the RayCluster
+// controller (deterministic head Pod <c>-head, head Service <c>-head-svc with the dashboard
+// port, worker Pods <c>-<group>-worker-<i>, status.state "ready" once every Pod is Ready), and
+// a Job controller that runs submitter Jobs the way KubeRay's submitter shell does (status
+// check, submit if absent, follow until the Ray job is terminal).
+// Not thread-safe with itself: call advance() from one thread.
+#pragma once
+
+#include "adapters/sim/SimKube.h"
+#include "adapters/sim/SimRay.h"
+
+namespace rayjournal::sim {
+
+struct SimWorldOptions {
+  int64_t podStartDelayMs = 200;
+  int64_t submitterStartDelayMs = 100;
+};
+
+class SimWorld {
+ public:
+  SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptions options = {})
+      : kube_(kube), ray_(ray), clock_(clock), options_(options) {}
+  // Moves every simulated actor forward to the clock's now. Returns the number of changes made.
+  int advance();
+
+ private:
+  int provisionClusters();
+  int runKubelet();
+  int runSubmitterJobs();
+  int runSubmitterJob(json job);
+  json ownedMeta(const std::string& name, const json& owner, const std::string& kind, json labels);
+
+  SimKube& kube_;
+  SimRay& ray_;
+  const Clock& clock_;
+  SimWorldOptions options_;
+};
+
+}  // namespace rayjournal::sim

@@ -1,0 +1,141 @@
+#include "controller/Children.h"
+
+#include "adapters/YamlJson.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace rayjournal::controller {
+namespace {
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string goQuote(const std::string& s) { return json(s).dump(); }
+
+std::string formatFloat(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%f", v);
+  return buf;
+}
+
+json originLabels(const RayJob& job) {
+  return {{"ray.io/originated-from-cr-name", job.name}, {"ray.io/originated-from-crd", "RayJob"}};
+}
+
+std::string headImage(const json& clusterSpec) {
+  try {
+    return clusterSpec.at("headGroupSpec").at("template").at("spec").at("containers").at(0).value("image", "rayproject/ray:2.46.0");
+  } catch (const json::exception&) {
+    return "rayproject/ray:2.46.0";
+  }
+}
+
+}  // namespace
+
+std::string generatedName(const RayJob& job, uint32_t incarnation, const std::string& salt) {
+  static const std::string alphabet = "bcdfghjklmnpqrstvwxz2456789";
+  uint64_t h = fnv1a(job.uid + "/" + std::to_string(incarnation) + "/" + salt);
+  std::string suffix;
+  for (int i = 0; i < 5; ++i) {
+    suffix.push_back(alphabet[h % alphabet.size()]);
+    h /= alphabet.size();
+  }
+  return job.name + "-" + suffix;
+}
+
+json ownerReference(const RayJob& job) {
+  return {{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"}, {"name", job.name},
+          {"uid", job.uid}, {"controller", true}, {"blockOwnerDeletion", true}};
+}
+
+bool ownedBy(const json& child, const std::string& uid) {
+  for (const auto& ref : child["metadata"].value("ownerReferences", json::array())) {
+    if (ref.value("uid", "") == uid && ref.value("controller", false)) return true;
+  }
+  return false;
+}
+
+json buildRayCluster(const RayJob& job, const std::string& clusterName) {
+  json labels(job.labels);
+  labels.update(originLabels(job));
+  labels["ray.io/job-submission-mode"] = job.spec.submissionMode;
+  json annotations(job.annotations);
+  if (annotations.is_null()) annotations = json::object();
+  json cluster{{"apiVersion", "ray.io/v1"},
+               {"kind", "RayCluster"},
+               {"metadata", {{"name", clusterName}, {"namespace", job.ns}, {"labels", labels},
+                             {"annotations", annotations}, {"ownerReferences", json::array({ownerReference(job)})}}},
+               {"spec", job.spec.rayClusterSpec}};
+  return cluster;
+}
+
+std::string buildSubmitCommand(const RayJob& job) {
+  std::string addr = job.status.dashboardURL;
+  if (addr.rfind("http://", 0) != 0) addr = "http://" + addr;
+  const std::string& id = job.status.jobId;
+  std::string cmd = "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in urllib.request.urlopen('" + addr +
+                    "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray Dashboard GCS to become healthy at " +
+                    addr + " ...\" ; sleep 2 ; done ; if ! ray job status --address " + addr + " " + id +
+                    " >/dev/null 2>&1 ; then ray job submit --address " + addr + " --no-wait";
+  if (!job.spec.runtimeEnvYAML.empty()) cmd += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
+  if (!job.spec.metadata.empty()) cmd += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
+  if (!id.empty()) cmd += " --submission-id " + id;
+  if (job.spec.entrypointNumCpus > 0) cmd += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
+  if (job.spec.entrypointNumGpus > 0) cmd += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
+  if (!job.spec.entrypointResources.empty()) cmd += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
+  std::string entrypoint = job.spec.entrypoint;
+  entrypoint.erase(0, entrypoint.find_first_not_of(" \t\n"));
+  entrypoint.erase(entrypoint.find_last_not_of(" \t\n") + 1);
+  cmd += " -- " + entrypoint + " ; fi ; ray job logs --address " + addr + " --follow " + id;
+  return cmd;
+}
+
+json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {
+  json labels = originLabels(job);
+  labels["app.kubernetes.io/created-by"] = "kuberay-operator";
+  json tmpl = job.spec.submitterPodTemplate;
+  if (tmpl.is_null()) {
+    tmpl = {{"spec",
+             {{"restartPolicy", "Never"},
+              {"containers",
+               json::array({{{"name", "ray-job-submitter"},
+                             {"image", headImage(cluster.value("spec", json::object()))},
+                             {"resources", {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}},
+                                            {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}}})}}}};
+  }
+  json& container = tmpl["spec"]["containers"][0];
+  if (container.value("command", json::array()).empty()) {
+    container["command"] = json::array({"/bin/bash", "-ce", "--"});
+    container["args"] = json::array({buildSubmitCommand(job)});
+  }
+  json env = container.value("env", json::array());
+  env.push_back({{"name", "PYTHONUNBUFFERED"}, {"value", "1"}});
+  env.push_back({{"name", "RAY_DASHBOARD_ADDRESS"}, {"value", job.status.dashboardURL}});
+  env.push_back({{"name", "RAY_JOB_SUBMISSION_ID"}, {"value", job.status.jobId}});
+  env.push_back({{"name", "RAYJOURNAL_ATTEMPT"}, {"value", std::to_string(attempt)}});
+  container["env"] = env;
+  tmpl["metadata"]["labels"].update(labels);
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata", {{"name", job.name}, {"namespace", job.ns}, {"labels", labels},
+                        {"ownerReferences", json::array({ownerReference(job)})}}},
+          {"spec", {{"backoffLimit", job.spec.submitterBackoffLimit.value_or(2)}, {"template", tmpl}}}};
+}
+
+json runtimeEnvJson(const std::string& yaml) {
+  if (yaml.empty()) return json::object();
+  try {
+    return parseYaml(yaml);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("runtimeEnvYAML is not valid YAML: ") + e.what());
+  }
+}
+
+}  // namespace rayjournal::controller

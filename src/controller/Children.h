@@ -1,0 +1,27 @@
+// Builds the child objects a RayJob owns, as KubeRay names and labels them (reference 2.6,
+// 2.16, 3.1-3.4). Pure functions.
+#pragma once
+
+#include <string>
+
+#include "controller/RayJob.h"
+
+namespace rayjournal::controller {
+
+// "<name>-<5 chars>" from KubeRay's alphabet, derived from (uid, incarnation, salt): the same
+// inputs give the same name, so a decision re-derived after a crash picks the same identity.
+std::string generatedName(const RayJob& job, uint32_t incarnation, const std::string& salt);
+
+json ownerReference(const RayJob& job);
+bool ownedBy(const json& child, const std::string& uid);
+
+json buildRayCluster(const RayJob& job, const std::string& clusterName);
+// The K8sJobMode submitter batch Job; attempt is passed to the simulated Ray via env.
+json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt);
+// KubeRay's `ray job submit` shell line (reference 3.3).
+std::string buildSubmitCommand(const RayJob& job);
+
+// runtimeEnvYAML as a JSON object; throws std::invalid_argument when it is not valid YAML.
+json runtimeEnvJson(const std::string& yaml);
+
+}  // namespace rayjournal::controller

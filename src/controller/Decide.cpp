@@ -1,0 +1,400 @@
+#include "controller/Decide.h"
+
+#include "adapters/TimeFormat.h"
+#include "controller/Children.h"
+#include "controller/Validate.h"
+
+namespace rayjournal::controller {
+namespace {
+
+// Working state of one decision.
+struct Ctx {
+  const Observed& o;
+  const JobFacts& facts;
+  int64_t now;
+  const DecideConfig& cfg;
+  const RayJob& job;
+  RayJobStatus st;  // the status being built
+  Plan plan;
+
+  bool selectorMode() const { return !job.spec.clusterSelector.empty(); }
+  void intent(Action a, std::string target, json object = json()) { plan.intents.push_back({a, std::move(target), std::move(object)}); }
+  void event(const std::string& type, const std::string& reason, const std::string& message) {
+    plan.events.push_back({type, reason, message});
+  }
+  void fail(const std::string& reason, const std::string& message) {
+    st.jobDeploymentStatus = "Failed";
+    st.reason = reason;
+    st.message = message;
+  }
+  bool passed(const std::string& since, int64_t ms) const {
+    auto t = parseRfc3339(since);
+    return t && now >= *t + ms;
+  }
+};
+
+bool conditionTrue(const json& job, const char* type, std::string* at = nullptr, json* cond = nullptr) {
+  for (const auto& c : job.value("status", json::object()).value("conditions", json::array())) {
+    if (c.value("type", "") == type && c.value("status", "") == "True") {
+      if (at) *at = c.value("lastTransitionTime", "");
+      if (cond) *cond = c;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool deadlinesPassed(Ctx& c, bool activeDeadline, bool preRunningDeadline) {
+  const auto& s = c.job.spec;
+  if (activeDeadline && s.activeDeadlineSeconds && c.passed(c.st.startTime, int64_t(*s.activeDeadlineSeconds) * 1000)) {
+    c.fail("DeadlineExceeded", "The RayJob has passed the activeDeadlineSeconds. StartTime: " + c.st.startTime +
+                                   ". ActiveDeadlineSeconds: " + std::to_string(*s.activeDeadlineSeconds));
+    return true;
+  }
+  if (preRunningDeadline && s.preRunningDeadlineSeconds && c.passed(c.st.startTime, int64_t(*s.preRunningDeadlineSeconds) * 1000)) {
+    c.fail("PreRunningDeadlineExceeded", "The RayJob has passed the preRunningDeadlineSeconds. StartTime: " + c.st.startTime +
+                                             ". PreRunningDeadlineSeconds: " + std::to_string(*s.preRunningDeadlineSeconds));
+    return true;
+  }
+  return false;
+}
+
+void decideNew(Ctx& c) {
+  if (!c.job.hasFinalizer()) c.intent(Action::AddFinalizer, c.job.name);
+  uint32_t incarnation = std::max<uint32_t>(c.facts.nextIncarnation, uint32_t(c.st.failed) + 1);
+  if (c.job.spec.submissionMode != "InteractiveMode" && c.st.jobId.empty()) {
+    c.st.jobId = c.job.spec.jobId.empty() ? generatedName(c.job, incarnation, "job") : c.job.spec.jobId;
+  }
+  if (c.st.rayClusterName.empty()) {
+    auto it = c.job.spec.clusterSelector.find("ray.io/cluster");
+    c.st.rayClusterName = it != c.job.spec.clusterSelector.end() ? it->second : generatedName(c.job, incarnation, "cluster");
+  }
+  c.st.jobStatus = "";
+  c.st.reason = "";
+  c.st.message = "";
+  c.st.jobDeploymentStatus = "Initializing";
+  c.st.startTime = toRfc3339(c.now);
+  c.plan.observations.push_back({{"observation", "AttemptStarted"}, {"attempt", c.st.failed + 1}, {"incarnation", incarnation},
+                                 {"rayClusterName", c.st.rayClusterName}, {"jobId", c.st.jobId}});
+  c.plan.why = "new attempt: identities " + c.st.rayClusterName + " / " + (c.st.jobId.empty() ? "(interactive)" : c.st.jobId);
+}
+
+// Returns false when the cluster is not usable yet (the plan says what to do meanwhile).
+bool ensureCluster(Ctx& c) {
+  if (!c.o.cluster) {
+    if (c.selectorMode()) {
+      c.event("Warning", "RayClusterNotFound", "RayCluster " + c.job.ns + "/" + c.st.rayClusterName + " set in the clusterSelector is not found");
+      c.plan.why = "clusterSelector cluster " + c.st.rayClusterName + " not found";
+      return false;
+    }
+    c.intent(Action::CreateRayCluster, c.st.rayClusterName, buildRayCluster(c.job, c.st.rayClusterName));
+    c.plan.why = "creating RayCluster " + c.st.rayClusterName;
+    return false;
+  }
+  if (!c.selectorMode() && !ownedBy(*c.o.cluster, c.job.uid)) {
+    c.event("Warning", "FailedToCreateRayCluster", "RayCluster " + c.job.ns + "/" + c.st.rayClusterName +
+                                                      " exists but is not owned by this RayJob (uid " + c.job.uid + "); not adopting it");
+    c.plan.why = "foreign RayCluster " + c.st.rayClusterName;
+    return false;
+  }
+  return true;
+}
+
+void decideInitializing(Ctx& c) {
+  if (c.job.spec.suspend) {
+    c.st.jobDeploymentStatus = "Suspending";
+    return;
+  }
+  if (deadlinesPassed(c, true, true)) return;
+  if (!ensureCluster(c)) return;
+  if (c.st.dashboardURL.empty()) {
+    json clusterStatus = c.o.cluster->value("status", json::object());
+    if (clusterStatus.value("state", "") != "ready") {
+      c.st.rayClusterStatus = clusterStatus;
+      c.plan.why = "waiting for RayCluster " + c.st.rayClusterName + " to be ready";
+      return;
+    }
+    if (!c.o.headService) {
+      c.plan.why = "waiting for the head Service of " + c.st.rayClusterName;
+      return;
+    }
+    int port = 8265;
+    for (const auto& p : (*c.o.headService)["spec"].value("ports", json::array())) {
+      if (p.value("name", "") == "dashboard") port = p.value("port", 8265);
+    }
+    c.st.rayClusterStatus = clusterStatus;
+    c.st.dashboardURL = (*c.o.headService)["metadata"].value("name", "") + "." + c.job.ns + ".svc." + c.cfg.clusterDomain + ":" + std::to_string(port);
+  }
+  if (c.job.spec.submissionMode == "InteractiveMode") {
+    c.st.jobDeploymentStatus = "Waiting";
+    return;
+  }
+  if (c.job.spec.submissionMode == "K8sJobMode" && !c.o.submitter) {
+    RayJob withStatus = c.job;
+    withStatus.status = c.st;
+    c.intent(Action::CreateSubmitterJob, c.job.name, buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
+  }
+  c.st.jobDeploymentStatus = "Running";
+  c.plan.why = "cluster ready at " + c.st.dashboardURL + "; running";
+}
+
+void decideWaiting(Ctx& c) {
+  if (deadlinesPassed(c, false, true)) return;
+  if (c.job.spec.jobId.empty()) {
+    c.plan.why = "waiting for the user to set spec.jobId";
+    return;
+  }
+  c.st.jobId = c.job.spec.jobId;
+  c.st.jobDeploymentStatus = "Running";
+}
+
+ray::SubmitRequest submitRequest(const Ctx& c) {
+  ray::SubmitRequest r;
+  r.submissionId = c.st.jobId;
+  r.entrypoint = c.job.spec.entrypoint;
+  if (!c.job.spec.runtimeEnvYAML.empty()) r.runtimeEnv = runtimeEnvJson(c.job.spec.runtimeEnvYAML);
+  r.metadata = c.job.spec.metadata;
+  r.metadata["rayjournal.io/attempt"] = std::to_string(c.st.failed + 1);
+  r.entrypointNumCpus = c.job.spec.entrypointNumCpus;
+  r.entrypointNumGpus = c.job.spec.entrypointNumGpus;
+  return r;
+}
+
+json submitObject(const Ctx& c) {
+  ray::SubmitRequest r = submitRequest(c);
+  return {{"dashboard", c.st.dashboardURL}, {"submissionId", r.submissionId}, {"entrypoint", r.entrypoint},
+          {"runtimeEnv", r.runtimeEnv}, {"metadata", r.metadata}, {"entrypointNumCpus", r.entrypointNumCpus},
+          {"entrypointNumGpus", r.entrypointNumGpus}, {"entrypointResources", c.job.spec.entrypointResources}};
+}
+
+void recordStatusCheckFailure(Ctx& c, const std::string& error) {
+  if (c.st.jobStatusCheckFailureStartTime.empty()) {
+    c.st.jobStatusCheckFailureStartTime = toRfc3339(c.now);
+  } else if (c.passed(c.st.jobStatusCheckFailureStartTime, c.cfg.statusCheckTimeoutMs)) {
+    c.fail("JobStatusCheckTimeoutExceeded", "Failed to get the Ray job status since " + c.st.jobStatusCheckFailureStartTime + ": " + error);
+  }
+  c.plan.why = "Ray status query failed: " + error;
+}
+
+// Applies what Ray said. Returns true when the RayJob reached a terminal deployment status.
+void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
+  c.st.jobStatusCheckFailureStartTime = "";
+  c.st.jobStatus = info.status;
+  c.st.message = info.message;
+  if (info.startTimeMs) c.st.rayJobInfoStartTime = toRfc3339(int64_t(info.startTimeMs));
+  if (info.endTimeMs) c.st.rayJobInfoEndTime = toRfc3339(int64_t(info.endTimeMs));
+  if (c.o.cluster) c.st.rayClusterStatus = c.o.cluster->value("status", json::object());
+  bool hasSubmitter = c.job.spec.submissionMode == "K8sJobMode";
+  if (ray::isTerminalRayStatus(info.status) && (!hasSubmitter || submitterFinished)) {
+    if (info.status == "FAILED") c.fail("AppFailed", info.message);
+    else {
+      c.st.jobDeploymentStatus = "Complete";
+      c.st.reason = "";
+    }
+    c.plan.observations.push_back({{"observation", "RayJobTerminal"}, {"status", info.status}, {"jobId", c.st.jobId}});
+  } else if (info.status != "FAILED") {
+    c.st.reason = "";
+  }
+  c.plan.why = "Ray job " + c.st.jobId + " is " + info.status;
+}
+
+void decideRunning(Ctx& c) {
+  if (c.job.spec.suspend) {
+    c.st.jobDeploymentStatus = "Suspending";
+    return;
+  }
+  bool k8sJob = c.job.spec.submissionMode == "K8sJobMode";
+  if (!c.selectorMode() && (!c.o.cluster || (*c.o.cluster)["metadata"].contains("deletionTimestamp"))) {
+    // W7: never recreate a cluster the attempt already ran on; the attempt failed.
+    c.fail("RayClusterDeleted", "RayCluster " + c.st.rayClusterName + " was deleted while the job was running");
+    return;
+  }
+  std::string finishedAt;
+  json failedCondition;
+  bool submitterFailed = k8sJob && c.o.submitter && conditionTrue(*c.o.submitter, "Failed", &finishedAt, &failedCondition);
+  bool submitterFinished = k8sJob && c.o.submitter && (conditionTrue(*c.o.submitter, "Complete", &finishedAt) || submitterFailed);
+  if (k8sJob && !c.o.submitter) {
+    // W6: the submitter was deleted by someone; recreate it under the same submission id (the
+    // submit command is idempotent), instead of looping on NotFound.
+    RayJob withStatus = c.job;
+    withStatus.status = c.st;
+    c.intent(Action::CreateSubmitterJob, c.job.name, buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
+    c.event("Warning", "SubmitterJobRecreated", "submitter Job " + c.job.ns + "/" + c.job.name + " was missing; recreated it for submission " + c.st.jobId);
+  }
+  const RayProbe& ray = c.o.ray;
+  // W4: Ray is asked before any elapsed-time rule, so downtime never fails a finished job.
+  if (ray.reachable && ray.info) {
+    applyRayInfo(c, *ray.info, submitterFinished);
+    if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return;
+    if (ray::isTerminalRayStatus(ray.info->status) && !c.st.rayJobInfoEndTime.empty() &&
+        c.passed(c.st.rayJobInfoEndTime, c.cfg.transitionGracePeriodMs)) {
+      if (ray.info->status == "FAILED") c.fail("JobDeploymentStatusTransitionGracePeriodExceeded", "The RayJob deployment status did not reach a terminal state within the grace period");
+      else {
+        c.st.jobDeploymentStatus = "Complete";
+        c.st.reason = "JobDeploymentStatusTransitionGracePeriodExceeded";
+      }
+      return;
+    }
+    if (submitterFinished && !ray::isTerminalRayStatus(ray.info->status) && c.passed(finishedAt, c.cfg.submitterFinishedTimeoutMs)) {
+      c.st.jobStatus = "FAILED";
+      c.fail("JobDeploymentStatusTransitionGracePeriodExceeded", "submitter finished at " + finishedAt +
+                                                                   " but the ray job did not reach terminal state within " +
+                                                                   std::to_string(c.cfg.submitterFinishedTimeoutMs / 1000) + "s");
+      return;
+    }
+  } else if (ray.reachable && !ray.info) {
+    if (c.job.spec.submissionMode == "HTTPMode") {
+      if (c.facts.submittedIds.count(c.st.jobId)) {
+        // W8: the journal says Ray accepted this id; a 404 now means Ray lost the record.
+        c.fail("RayJobRecordLost", "Ray job " + c.st.jobId + " was submitted (journaled) but the Ray cluster no longer knows it");
+        return;
+      }
+      c.intent(Action::SubmitRayJob, c.st.jobId, submitObject(c));
+      c.plan.why = "submitting " + c.st.jobId + " over HTTP";
+    } else if (submitterFinished) {
+      c.fail("AppFailed", "Submitter completed but Ray job not found in RayCluster.");
+      return;
+    } else {
+      c.plan.why = "waiting for the submitter to submit " + c.st.jobId;
+    }
+  } else if (ray.asked) {
+    recordStatusCheckFailure(c, ray.error);
+    if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return;
+  }
+  if (submitterFailed && !(ray.reachable && ray.info)) {
+    // W5: only a failed submitter and no live Ray job together fail the attempt.
+    if (c.st.jobStatus == "FAILED") c.fail("AppFailed", c.st.message);
+    else c.fail("SubmissionFailed", "Job submission has failed. Reason: " + failedCondition.value("reason", "") +
+                                        ". Message: " + failedCondition.value("message", ""));
+    return;
+  }
+  deadlinesPassed(c, true, false);
+}
+
+// Suspending and Retrying: stop the Ray job (W13, bounded), delete children, wait until gone.
+void decideTeardown(Ctx& c) {
+  bool gone = true;
+  const RayProbe& ray = c.o.ray;
+  if (ray.reachable && ray.info && !ray::isTerminalRayStatus(ray.info->status) && c.facts.stopAttempts < c.cfg.maxStopAttempts) {
+    c.intent(Action::StopRayJob, c.st.jobId, {{"dashboard", c.st.dashboardURL}});
+    c.plan.why = "stopping Ray job " + c.st.jobId + " before teardown";
+    return;
+  }
+  if (!c.selectorMode() && c.o.cluster) {
+    gone = false;
+    if (!(*c.o.cluster)["metadata"].contains("deletionTimestamp")) c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
+  }
+  if (c.job.spec.submissionMode == "K8sJobMode" && c.o.submitter) {
+    gone = false;
+    if (!(*c.o.submitter)["metadata"].contains("deletionTimestamp")) c.intent(Action::DeleteSubmitterJob, c.job.name);
+  }
+  if (!gone) {
+    c.plan.why = "waiting for the children of " + c.job.key() + " to be deleted";
+    return;
+  }
+  bool retrying = c.st.jobDeploymentStatus == "Retrying";
+  c.st.rayClusterStatus = json::object();
+  c.st.rayClusterName = c.st.dashboardURL = c.st.jobId = c.st.message = c.st.reason = "";
+  c.st.rayJobInfoStartTime = c.st.rayJobInfoEndTime = c.st.jobStatusCheckFailureStartTime = c.st.jobStatus = "";
+  c.st.jobDeploymentStatus = retrying ? "New" : "Suspended";
+  c.plan.why = retrying ? "children gone; starting the next attempt" : "children gone; suspended";
+}
+
+void decideFinished(Ctx& c) {
+  c.plan.requeueAfterMs.reset();
+  if (c.selectorMode() || !c.job.spec.shutdownAfterJobFinishes) return;
+  auto end = parseRfc3339(c.st.endTime);
+  int64_t deadline = (end ? *end : c.now) + int64_t(c.job.spec.ttlSecondsAfterFinished) * 1000;
+  if (c.now < deadline) {
+    c.plan.requeueAfterMs = deadline - c.now + 2000;
+    c.plan.why = "cleanup after ttlSecondsAfterFinished";
+    return;
+  }
+  if (c.cfg.deleteRayJobAfterJobFinishes) {
+    c.intent(Action::DeleteRayJob, c.job.name);
+  } else if (c.o.cluster && !(*c.o.cluster)["metadata"].contains("deletionTimestamp")) {
+    c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
+    c.plan.why = "job finished; deleting RayCluster " + c.st.rayClusterName + " (submitter Job kept for its logs)";
+  }
+}
+
+void decideDeletion(Ctx& c) {
+  c.plan.requeueAfterMs = c.cfg.requeueMs;
+  if (!c.job.hasFinalizer()) return;
+  const RayProbe& ray = c.o.ray;
+  bool running = ray.reachable && ray.info && !ray::isTerminalRayStatus(ray.info->status);
+  bool unknown = ray.asked && !ray.reachable;
+  if ((running || unknown) && c.facts.stopAttempts < c.cfg.maxStopAttempts) {
+    c.intent(Action::StopRayJob, c.st.jobId, {{"dashboard", c.st.dashboardURL}});
+    c.plan.why = "RayJob deleted: stopping Ray job " + c.st.jobId + " (attempt " + std::to_string(c.facts.stopAttempts + 1) + ")";
+    return;
+  }
+  if (running || unknown) {
+    // W9: never hold the finalizer forever; say that the stop was not confirmed.
+    c.event("Warning", "StopJobNotConfirmed", "Ray job " + c.st.jobId + " was not confirmed stopped after " +
+                                                  std::to_string(c.facts.stopAttempts) + " attempts; removing the finalizer anyway");
+  }
+  c.intent(Action::RemoveFinalizer, c.job.name);
+  c.plan.why = "RayJob deleted: removing finalizer";
+}
+
+void accountBackoff(Ctx& c) {
+  const std::string& was = c.job.status.jobDeploymentStatus;
+  if (c.st.jobDeploymentStatus == "Failed" && was != "Failed") {
+    c.st.failed += 1;
+    const auto& limit = c.job.spec.backoffLimit;
+    if (limit && c.st.failed < *limit + 1 && c.st.reason != "DeadlineExceeded" && c.st.reason != "JobStatusCheckTimeoutExceeded") {
+      c.st.jobDeploymentStatus = "Retrying";
+      c.plan.why += "; attempt " + std::to_string(c.st.failed) + " failed (" + c.st.reason + "), retrying";
+    }
+  }
+  if (c.st.jobDeploymentStatus == "Complete" && was != "Complete" && c.st.jobStatus == "SUCCEEDED") c.st.succeeded += 1;
+  if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus) && !isTerminalDeploymentStatus(was)) {
+    c.st.endTime = toRfc3339(c.now);  // W11: the time of the terminal observation, journaled
+  }
+}
+
+}  // namespace
+
+Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const DecideConfig& cfg) {
+  Ctx c{o, facts, nowMs, cfg, o.job, o.job.status, {}};
+  c.plan.requeueAfterMs = cfg.requeueMs;
+  if (c.job.spec.managedBy && *c.job.spec.managedBy != "ray.io/kuberay-operator") {
+    c.plan.requeueAfterMs.reset();
+    c.plan.why = "managed by " + *c.job.spec.managedBy + "; skipping";
+    return c.plan;
+  }
+  if (c.job.deleting) {
+    decideDeletion(c);
+    return c.plan;
+  }
+  if (auto error = validateRayJob(c.job)) {
+    c.st.jobDeploymentStatus = "ValidationFailed";
+    c.st.reason = "ValidationFailed";
+    c.st.message = error->message;
+    c.plan.requeueAfterMs.reset();
+    if (c.st != c.job.status) c.event("Warning", error->reason, c.job.key() + ": " + error->message);
+    c.plan.why = "validation failed: " + error->message;
+  } else {
+    const std::string& state = c.st.jobDeploymentStatus;
+    if (state.empty() || state == "New" || state == "ValidationFailed") decideNew(c);  // W16: fixed spec restarts
+    else if (state == "Initializing") decideInitializing(c);
+    else if (state == "Waiting") decideWaiting(c);
+    else if (state == "Running") decideRunning(c);
+    else if (state == "Suspending" || state == "Retrying") decideTeardown(c);
+    else if (state == "Suspended") {
+      c.plan.requeueAfterMs.reset();
+      if (!c.job.spec.suspend) {
+        c.st.jobStatus = "";
+        c.st.jobDeploymentStatus = "New";
+        c.plan.requeueAfterMs = 0;
+      }
+    } else if (isTerminalDeploymentStatus(state)) decideFinished(c);
+    accountBackoff(c);
+  }
+  c.st.observedGeneration = c.job.generation;
+  if (c.st != c.job.status) c.intent(Action::WriteStatus, c.job.name, statusToJson(c.st));
+  return c.plan;
+}
+
+}  // namespace rayjournal::controller

@@ -1,0 +1,53 @@
+// Carries out a Plan the write-ahead way: the plan's observations and intents are appended
+// in one synced batch before anything is executed; each intent is then executed through the
+// adapters and its Outcome appended (lazily). Idempotent under deterministic identities:
+// AlreadyExists on create is adoption when the object is ours (a foreign object is an error
+// with an Event, never adopted), NotFound on delete is done, Ray "already exists" is done.
+// Thread-safe for different keys; blocks on the journal and the adapters.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "adapters/Clock.h"
+#include "adapters/kube/KubeClient.h"
+#include "adapters/ray/RayJobsClient.h"
+#include "controller/Plan.h"
+#include "wal/Journal.h"
+
+namespace rayjournal::controller {
+
+struct ExecResult {
+  bool ok = true;
+  std::string error;  // the first failing intent and its cause
+  int executed = 0;
+};
+
+class Executor {
+ public:
+  Executor(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray, const Clock& clock)
+      : journal_(journal), kube_(kube), ray_(ray), clock_(clock) {}
+
+  ExecResult execute(const RayJob& job, const Plan& plan);
+  // Posts a Kubernetes Event about the RayJob (best effort: a failure is only logged).
+  void postEvent(const RayJob& job, const EventNote& note);
+  // Test hook: called after an intent executed and before its outcome is journaled; a crash
+  // simulation throws from it.
+  std::function<void(const Intent&)> afterExecuteHook;
+
+ private:
+  // Returns the outcome result ("ok", "adopted", "already_done"); throws on failure.
+  std::string run(const RayJob& job, const Intent& intent);
+  std::string create(const RayJob& job, const std::string& kind, const Intent& intent);
+  std::string removeChild(const RayJob& job, const std::string& kind, const std::string& name);
+  std::string changeFinalizer(const RayJob& job, bool add);
+  wal::Record recordFor(const RayJob& job, wal::RecordType type, json body) const;
+
+  wal::Journal& journal_;
+  kube::KubeClient& kube_;
+  ray::RayJobsClient& ray_;
+  const Clock& clock_;
+  std::atomic<uint64_t> eventCounter_{0};
+};
+
+}  // namespace rayjournal::controller

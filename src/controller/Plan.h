@@ -1,0 +1,88 @@
+// What one reconcile decided: side effects to journal and execute (in order), Events to post,
+// facts to journal, and when to look again. Produced by decide(), consumed by the Executor.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "adapters/ray/RayJobsClient.h"
+#include "controller/RayJob.h"
+
+namespace rayjournal::controller {
+
+enum class Action {
+  AddFinalizer,
+  RemoveFinalizer,
+  CreateRayCluster,
+  CreateSubmitterJob,
+  SubmitRayJob,
+  StopRayJob,
+  DeleteRayCluster,
+  DeleteSubmitterJob,
+  DeleteRayJob,
+  WriteStatus,
+};
+
+std::string actionName(Action action);
+std::optional<Action> actionFromName(const std::string& name);
+
+struct Intent {
+  Action action;
+  std::string target;  // name of the object (or submission id) acted on
+  json object;         // the object to create, the status to write, or the submit request
+  json journalBody() const;  // compact: what is journaled (identity, not whole objects)
+};
+
+struct EventNote {
+  std::string type;  // Normal or Warning
+  std::string reason;
+  std::string message;
+};
+
+struct Plan {
+  std::vector<Intent> intents;
+  std::vector<EventNote> events;
+  std::vector<json> observations;      // facts that changed the decision, journaled first
+  std::optional<int64_t> requeueAfterMs;  // nullopt: wait for a watch event
+  std::string why;                        // one line for the log
+};
+
+// What the Ray dashboard said when the reconciler asked before deciding.
+struct RayProbe {
+  bool asked = false;
+  bool reachable = false;
+  std::optional<ray::JobInfo> info;  // nullopt with reachable: 404
+  std::string error;
+};
+
+struct Observed {
+  RayJob job;
+  std::optional<json> cluster;      // RayCluster status.rayClusterName
+  std::optional<json> headService;  // the cluster's head Service
+  std::optional<json> submitter;    // batch Job named after the RayJob
+  RayProbe ray;
+};
+
+// Facts only the journal knows, from the projection.
+struct JobFacts {
+  uint32_t nextIncarnation = 1;             // salt for fresh identities
+  std::set<std::string> submittedIds;       // submissions confirmed by Ray (HTTP mode)
+  int stopAttempts = 0;                     // StopRayJob intents for the current submission
+  int64_t firstStartMs = 0;
+};
+
+struct DecideConfig {
+  int64_t requeueMs = 3000;
+  int64_t statusCheckTimeoutMs = 300000;
+  int64_t transitionGracePeriodMs = 300000;
+  int64_t submitterFinishedTimeoutMs = 30000;
+  int maxStopAttempts = 3;
+  bool deleteRayJobAfterJobFinishes = false;
+  std::string clusterDomain = "cluster.local";
+};
+
+}  // namespace rayjournal::controller

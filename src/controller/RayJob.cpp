@@ -1,0 +1,133 @@
+#include "controller/RayJob.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace rayjournal::controller {
+namespace {
+
+template <typename T>
+T field(const json& object, const char* name, const T& fallback, const std::string& path) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw std::invalid_argument(path + "." + name + " has the wrong type (" + std::string(it->type_name()) + ")");
+  }
+}
+
+template <typename T>
+std::optional<T> optionalField(const json& object, const char* name, const std::string& path) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return std::nullopt;
+  return field<T>(object, name, T{}, path);
+}
+
+std::map<std::string, std::string> stringMap(const json& object, const char* name, const std::string& path) {
+  return field<std::map<std::string, std::string>>(object, name, {}, path);
+}
+
+json objectField(const json& object, const char* name) {
+  auto it = object.find(name);
+  return it == object.end() ? json() : *it;
+}
+
+}  // namespace
+
+bool RayJob::hasFinalizer() const { return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end(); }
+
+bool isTerminalDeploymentStatus(const std::string& s) { return s == "Complete" || s == "Failed"; }
+
+RayJobStatus statusFromJson(const json& s) {
+  RayJobStatus st;
+  if (!s.is_object()) return st;
+  const std::string p = "status";
+  st.jobId = field<std::string>(s, "jobId", "", p);
+  st.rayClusterName = field<std::string>(s, "rayClusterName", "", p);
+  st.dashboardURL = field<std::string>(s, "dashboardURL", "", p);
+  st.jobStatus = field<std::string>(s, "jobStatus", "", p);
+  st.jobDeploymentStatus = field<std::string>(s, "jobDeploymentStatus", "", p);
+  st.reason = field<std::string>(s, "reason", "", p);
+  st.message = field<std::string>(s, "message", "", p);
+  st.startTime = field<std::string>(s, "startTime", "", p);
+  st.endTime = field<std::string>(s, "endTime", "", p);
+  st.succeeded = field<int32_t>(s, "succeeded", 0, p);
+  st.failed = field<int32_t>(s, "failed", 0, p);
+  st.rayClusterStatus = s.value("rayClusterStatus", json::object());
+  json info = s.value("rayJobInfo", json::object());
+  st.rayJobInfoStartTime = field<std::string>(info, "startTime", "", p + ".rayJobInfo");
+  st.rayJobInfoEndTime = field<std::string>(info, "endTime", "", p + ".rayJobInfo");
+  st.jobStatusCheckFailureStartTime = field<std::string>(s, "jobStatusCheckFailureStartTime", "", p);
+  st.observedGeneration = field<int64_t>(s, "observedGeneration", 0, p);
+  return st;
+}
+
+RayJob parseRayJob(const json& doc) {
+  RayJob job;
+  job.raw = doc;
+  const json& meta = doc.at("metadata");
+  job.ns = meta.value("namespace", "default");
+  job.name = meta.value("name", "");
+  job.uid = meta.value("uid", "");
+  job.generation = meta.value("generation", int64_t(0));
+  job.deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
+  job.finalizers = field<std::vector<std::string>>(meta, "finalizers", {}, "metadata");
+  job.labels = stringMap(meta, "labels", "metadata");
+  job.annotations = stringMap(meta, "annotations", "metadata");
+  json spec = doc.value("spec", json::object());
+  const std::string p = "spec";
+  RayJobSpec& s = job.spec;
+  s.entrypoint = field<std::string>(spec, "entrypoint", "", p);
+  s.runtimeEnvYAML = field<std::string>(spec, "runtimeEnvYAML", "", p);
+  s.jobId = field<std::string>(spec, "jobId", "", p);
+  s.submissionMode = field<std::string>(spec, "submissionMode", "K8sJobMode", p);
+  s.rayClusterSpec = objectField(spec, "rayClusterSpec");
+  s.clusterSelector = stringMap(spec, "clusterSelector", p);
+  s.shutdownAfterJobFinishes = field<bool>(spec, "shutdownAfterJobFinishes", false, p);
+  s.ttlSecondsAfterFinished = field<int32_t>(spec, "ttlSecondsAfterFinished", 0, p);
+  s.activeDeadlineSeconds = optionalField<int32_t>(spec, "activeDeadlineSeconds", p);
+  s.preRunningDeadlineSeconds = optionalField<int32_t>(spec, "preRunningDeadlineSeconds", p);
+  s.backoffLimit = optionalField<int32_t>(spec, "backoffLimit", p);
+  s.submitterPodTemplate = objectField(spec, "submitterPodTemplate");
+  if (spec.contains("submitterConfig")) {
+    s.submitterBackoffLimit = optionalField<int32_t>(spec["submitterConfig"], "backoffLimit", p + ".submitterConfig");
+  }
+  s.suspend = field<bool>(spec, "suspend", false, p);
+  s.managedBy = optionalField<std::string>(spec, "managedBy", p);
+  s.metadata = stringMap(spec, "metadata", p);
+  s.entrypointNumCpus = field<double>(spec, "entrypointNumCpus", 0, p);
+  s.entrypointNumGpus = field<double>(spec, "entrypointNumGpus", 0, p);
+  s.entrypointResources = field<std::string>(spec, "entrypointResources", "", p);
+  s.deletionStrategy = objectField(spec, "deletionStrategy");
+  job.status = statusFromJson(doc.value("status", json::object()));
+  return job;
+}
+
+json statusToJson(const RayJobStatus& st) {
+  json s = json::object();
+  auto put = [&](const char* k, const std::string& v) {
+    if (!v.empty()) s[k] = v;
+  };
+  put("jobId", st.jobId);
+  put("rayClusterName", st.rayClusterName);
+  put("dashboardURL", st.dashboardURL);
+  put("jobStatus", st.jobStatus);
+  put("jobDeploymentStatus", st.jobDeploymentStatus);
+  put("reason", st.reason);
+  put("message", st.message);
+  put("startTime", st.startTime);
+  put("endTime", st.endTime);
+  s["succeeded"] = st.succeeded;
+  s["failed"] = st.failed;
+  if (!st.rayClusterStatus.empty()) s["rayClusterStatus"] = st.rayClusterStatus;
+  json info = json::object();
+  if (!st.rayJobInfoStartTime.empty()) info["startTime"] = st.rayJobInfoStartTime;
+  if (!st.rayJobInfoEndTime.empty()) info["endTime"] = st.rayJobInfoEndTime;
+  if (!info.empty()) s["rayJobInfo"] = info;
+  put("jobStatusCheckFailureStartTime", st.jobStatusCheckFailureStartTime);
+  s["observedGeneration"] = st.observedGeneration;
+  return s;
+}
+
+}  // namespace rayjournal::controller

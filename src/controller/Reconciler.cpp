@@ -1,0 +1,90 @@
+#include "controller/Reconciler.h"
+
+#include <spdlog/spdlog.h>
+
+#include "controller/Decide.h"
+
+namespace rayjournal::controller {
+
+bool isAtRest(const RayJob& job) {
+  const std::string& s = job.status.jobDeploymentStatus;
+  if (job.deleting) return false;
+  if (s == "Complete" || s == "Failed" || s == "ValidationFailed" || s == "Suspended") return true;
+  return s == "Waiting" && job.spec.jobId.empty();
+}
+
+Observed Reconciler::observe(const RayJob& job) {
+  Observed o{job, {}, {}, {}, {}};
+  const RayJobStatus& st = job.status;
+  if (!st.rayClusterName.empty()) {
+    o.cluster = kube_.get("RayCluster", job.ns, st.rayClusterName);
+    if (o.cluster) {
+      std::string svc = (*o.cluster)["spec"].value("headGroupSpec", json::object()).value("headService", json::object())
+                            .value("metadata", json::object()).value("name", st.rayClusterName + "-head-svc");
+      o.headService = kube_.get("Service", job.ns, svc);
+    }
+  }
+  if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty()) o.submitter = kube_.get("Job", job.ns, job.name);
+  const std::string& s = st.jobDeploymentStatus;
+  bool wantsRay = s == "Running" || s == "Suspending" || s == "Retrying" || job.deleting;
+  if (wantsRay && !st.dashboardURL.empty() && !st.jobId.empty() && !ray::isTerminalRayStatus(job.deleting ? st.jobStatus : "")) {
+    o.ray.asked = true;
+    try {
+      o.ray.info = ray_.getJob(st.dashboardURL, st.jobId);
+      o.ray.reachable = true;
+    } catch (const ray::RayError& e) {
+      o.ray.error = e.what();
+    }
+  }
+  return o;
+}
+
+void Reconciler::checkDrift(const RayJob& job) {
+  auto state = projection_.job(job.key());
+  if (!state || state->uid != job.uid || !state->inDoubt.empty() || state->lastDeploymentStatus.empty()) return;
+  if (state->lastDeploymentStatus == job.status.jobDeploymentStatus) return;
+  wal::Record r;
+  r.type = wal::RecordType::Observation;
+  r.object = {"RayJob", job.ns, job.name, job.uid};
+  r.attempt = uint32_t(job.status.failed + 1);
+  r.body = {{"observation", "Drift"}, {"journal_expected", state->lastDeploymentStatus},
+            {"kubernetes_has", job.status.jobDeploymentStatus}, {"decision", "Kubernetes is authoritative"}};
+  journal_.append(r, wal::Durability::Lazy);
+  spdlog::warn("RayJob {}: status drift: journal last wrote {} but Kubernetes has {}; deciding from Kubernetes", job.key(),
+               state->lastDeploymentStatus, job.status.jobDeploymentStatus);
+}
+
+ReconcileResult Reconciler::reconcile(const std::string& key) {
+  ReconcileResult result;
+  std::string ns = key.substr(0, key.find('/'));
+  std::string name = key.substr(key.find('/') + 1);
+  auto doc = kube_.get("RayJob", ns, name);
+  if (!doc) return result;
+  RayJob job;
+  try {
+    job = parseRayJob(*doc);
+  } catch (const std::exception& e) {
+    spdlog::error("RayJob {}: cannot be read: {}", key, e.what());
+    result.atRest = true;
+    return result;
+  }
+  checkDrift(job);
+  Observed observed = observe(job);
+  Plan plan = decide(observed, projection_.facts(key, job.status.jobId), clock_.nowMs(), config_);
+  if (!plan.why.empty() && (!plan.intents.empty())) spdlog::info("RayJob {} [{}]: {}", key, job.status.jobDeploymentStatus, plan.why);
+  for (const auto& e : plan.events) executor_.postEvent(job, e);
+  ExecResult exec = executor_.execute(job, plan);
+  if (!exec.ok) {
+    spdlog::warn("RayJob {}: {} (will retry with backoff)", key, exec.error);
+    result.error = true;
+    return result;
+  }
+  result.requeueAfterMs = plan.requeueAfterMs;
+  result.deploymentStatus = job.status.jobDeploymentStatus;
+  bool wroteStatus = false;
+  for (const auto& i : plan.intents) wroteStatus = wroteStatus || i.action == Action::WriteStatus;
+  result.atRest = !wroteStatus && plan.intents.empty() && isAtRest(job);
+  return result;
+}
+
+}  // namespace rayjournal::controller

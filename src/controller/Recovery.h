@@ -1,0 +1,26 @@
+// The restart path: rebuild the projection from the newest checkpoint plus the journal tail,
+// journal ControllerStarted, then resolve every in-doubt intent against the authoritative
+// world (GET the child by its journaled name, GET the Ray job by its submission id, compare the
+// RayJob status) and journal an Outcome with resolved_after_restart = found | absent | superseded.
+// Runs before any worker starts. Blocking; not thread-safe.
+#pragma once
+
+#include "adapters/kube/KubeClient.h"
+#include "adapters/ray/RayJobsClient.h"
+#include "projection/JobProjection.h"
+#include "wal/Journal.h"
+
+namespace rayjournal::controller {
+
+struct RecoveryReport {
+  uint64_t checkpointSeq = 0;
+  uint64_t replayedRecords = 0;
+  size_t inDoubt = 0;
+  size_t found = 0, absent = 0, superseded = 0;
+  double seconds = 0;
+};
+
+RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection, kube::KubeClient& kube,
+                       ray::RayJobsClient& ray);
+
+}  // namespace rayjournal::controller

@@ -1,0 +1,93 @@
+#include "controller/Validate.h"
+
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+#include "controller/Children.h"
+
+namespace rayjournal::controller {
+namespace {
+
+std::optional<ValidationError> spec(const std::string& message) { return ValidationError{"InvalidRayJobSpec", message}; }
+
+std::optional<ValidationError> validateMetadata(const RayJob& job) {
+  static const std::regex dns1035("^[a-z]([-a-z0-9]*[a-z0-9])?$");
+  if (job.name.size() > 47) {
+    return ValidationError{"InvalidRayJobMetadata", "metadata.name: RayJob name should be no more than 47 characters (got " +
+                                                        std::to_string(job.name.size()) + ")"};
+  }
+  if (!std::regex_match(job.name, dns1035)) {
+    return ValidationError{"InvalidRayJobMetadata", "metadata.name: \"" + job.name + "\" is not a valid DNS-1035 label"};
+  }
+  return std::nullopt;
+}
+
+std::optional<ValidationError> validateClusterSource(const RayJobSpec& s) {
+  bool selector = !s.clusterSelector.empty();
+  if (s.rayClusterSpec.is_null() && !selector) return spec("spec.rayClusterSpec: one of rayClusterSpec or clusterSelector must be set");
+  if (selector) {
+    auto it = s.clusterSelector.find("ray.io/cluster");
+    if (it == s.clusterSelector.end() || it->second.empty()) return spec("spec.clusterSelector: the ray.io/cluster value must be non-empty");
+    if (s.submissionMode == "SidecarMode") return spec("spec.clusterSelector: cannot be used with SidecarMode");
+    if (s.backoffLimit.value_or(0) > 0) return spec("spec.backoffLimit: must be 0 with clusterSelector");
+    if (s.suspend) return spec("spec.suspend: cannot be used with clusterSelector");
+  }
+  if (!s.rayClusterSpec.is_null()) {
+    const json& head = s.rayClusterSpec.value("headGroupSpec", json::object());
+    if (head.value("template", json::object()).value("spec", json::object()).value("containers", json::array()).empty()) {
+      return spec("spec.rayClusterSpec.headGroupSpec.template.spec.containers: the head group needs at least one container");
+    }
+    if (s.rayClusterSpec.value("authOptions", json::object()).value("enableK8sTokenAuth", false)) {
+      return spec("spec.rayClusterSpec.authOptions.enableK8sTokenAuth: not supported for RayJob");
+    }
+    for (const auto& g : s.rayClusterSpec.value("workerGroupSpecs", json::array())) {
+      int min = g.value("minReplicas", 0), max = g.value("maxReplicas", 2147483647);
+      if (min < 0 || min > max) return spec("spec.rayClusterSpec.workerGroupSpecs[" + g.value("groupName", "") + "]: need 0 <= minReplicas <= maxReplicas");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ValidationError> validateModes(const RayJobSpec& s) {
+  static const std::set<std::string> modes{"K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode"};
+  if (!modes.count(s.submissionMode)) return spec("spec.submissionMode: unknown mode \"" + s.submissionMode + "\"");
+  if (s.submissionMode == "InteractiveMode" && s.backoffLimit.value_or(0) > 0) return spec("spec.backoffLimit: must be 0 in InteractiveMode");
+  if (s.submissionMode == "SidecarMode") {
+    if (!s.submitterPodTemplate.is_null()) return spec("spec.submitterPodTemplate: not allowed in SidecarMode");
+    if (s.submitterBackoffLimit) return spec("spec.submitterConfig: not allowed in SidecarMode");
+  }
+  return std::nullopt;
+}
+
+std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
+  if (s.suspend && !s.shutdownAfterJobFinishes) return spec("spec.suspend: a suspended RayJob requires spec.shutdownAfterJobFinishes=true");
+  if (s.ttlSecondsAfterFinished < 0) return spec("spec.ttlSecondsAfterFinished: must be >= 0");
+  if (s.ttlSecondsAfterFinished > 0 && !s.shutdownAfterJobFinishes && s.deletionStrategy.is_null()) {
+    return spec("spec.ttlSecondsAfterFinished: only meaningful with spec.shutdownAfterJobFinishes=true");
+  }
+  if (s.activeDeadlineSeconds && *s.activeDeadlineSeconds <= 0) return spec("spec.activeDeadlineSeconds: must be > 0");
+  if (s.preRunningDeadlineSeconds && *s.preRunningDeadlineSeconds <= 0) return spec("spec.preRunningDeadlineSeconds: must be > 0");
+  if (s.backoffLimit && *s.backoffLimit < 0) return spec("spec.backoffLimit: must be >= 0");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ValidationError> validateRayJob(const RayJob& job) {
+  if (auto e = validateMetadata(job)) return e;
+  if (auto e = validateNumbers(job.spec)) return e;
+  if (auto e = validateClusterSource(job.spec)) return e;
+  if (auto e = validateModes(job.spec)) return e;
+  try {
+    runtimeEnvJson(job.spec.runtimeEnvYAML);
+  } catch (const std::invalid_argument& e) {
+    return spec(std::string("spec.") + e.what());
+  }
+  if (job.status.jobDeploymentStatus == "Waiting" && job.spec.submissionMode != "InteractiveMode") {
+    return ValidationError{"InvalidRayJobStatus", "status.jobDeploymentStatus: Waiting is only valid in InteractiveMode"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace rayjournal::controller

@@ -1,0 +1,172 @@
+#include "operator/EmbeddedRunner.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "adapters/YamlJson.h"
+#include "adapters/sim/SimWorld.h"
+#include "wal/JournalError.h"
+
+namespace rayjournal::operator_ {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::atomic<bool> gStop{false};
+void onSignal(int) { gStop = true; }
+
+std::vector<std::string> manifestFiles(const std::string& path) {
+  std::vector<std::string> files;
+  if (fs::is_directory(path)) {
+    for (const auto& e : fs::directory_iterator(path)) {
+      auto ext = e.path().extension();
+      if (ext == ".yaml" || ext == ".yml") files.push_back(e.path().string());
+    }
+    std::sort(files.begin(), files.end());
+  } else if (fs::exists(path)) {
+    files.push_back(path);
+  } else {
+    throw std::runtime_error("--apply " + path + ": no such file or directory");
+  }
+  return files;
+}
+
+// Creates or updates one RayJob manifest (kubectl apply, roughly: spec, labels, annotations).
+void applyDocument(sim::SimKube& kube, json doc, const std::string& file) {
+  if (doc.value("kind", "") != "RayJob") {
+    spdlog::warn("{}: skipping {} (only RayJob manifests are applied)", file, doc.value("kind", "<no kind>"));
+    return;
+  }
+  if (!doc.contains("metadata") || doc["metadata"].value("name", "").empty()) {
+    throw std::runtime_error(file + ": RayJob without metadata.name");
+  }
+  if (!doc["metadata"].contains("namespace")) doc["metadata"]["namespace"] = "default";
+  std::string ns = doc["metadata"]["namespace"], name = doc["metadata"]["name"];
+  auto existing = kube.get("RayJob", ns, name);
+  if (!existing) {
+    kube.create("RayJob", doc);
+    spdlog::info("applied {}: RayJob {}/{} created", file, ns, name);
+    return;
+  }
+  json next = *existing;
+  next["spec"] = doc.value("spec", json::object());
+  for (const char* k : {"labels", "annotations"}) {
+    if (doc["metadata"].contains(k)) next["metadata"][k] = doc["metadata"][k];
+  }
+  if (next != *existing) {
+    kube.update("RayJob", next);
+    spdlog::info("applied {}: RayJob {}/{} updated", file, ns, name);
+  }
+}
+
+json summaryOf(const json& doc) {
+  json s = doc.value("status", json::object());
+  return {{"namespace", doc["metadata"].value("namespace", "default")},
+          {"name", doc["metadata"].value("name", "")},
+          {"jobDeploymentStatus", s.value("jobDeploymentStatus", "")},
+          {"jobStatus", s.value("jobStatus", "")},
+          {"reason", s.value("reason", "")},
+          {"message", s.value("message", "")},
+          {"failed", s.value("failed", 0)},
+          {"succeeded", s.value("succeeded", 0)},
+          {"rayClusterName", s.value("rayClusterName", "")},
+          {"jobId", s.value("jobId", "")},
+          {"attempt", s.value("failed", 0) + (s.value("jobDeploymentStatus", "") == "Failed" ? 0 : 1)}};
+}
+
+std::string progressLine(const json& s) {
+  std::ostringstream out;
+  out << std::left;
+  out.width(28);
+  out << (s["namespace"].get<std::string>() + "/" + s["name"].get<std::string>());
+  out.width(12);
+  out << s["jobStatus"].get<std::string>();
+  out.width(18);
+  out << s["jobDeploymentStatus"].get<std::string>();
+  out << "attempt " << s["attempt"].get<int>() << "  " << s["rayClusterName"].get<std::string>();
+  if (!s["reason"].get<std::string>().empty()) out << "  (" << s["reason"].get<std::string>() << ")";
+  return out.str();
+}
+
+}  // namespace
+
+int runEmbedded(const EmbeddedOptions& options) {
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  SystemClock clock;
+  std::unique_ptr<wal::Journal> journal;
+  try {
+    wal::JournalOptions jo;
+    jo.salvage = options.salvageJournal;
+    journal = wal::Journal::open(options.journalDir, jo);
+  } catch (const wal::JournalError& e) {
+    spdlog::error("cannot open the journal: {}", e.what());
+    return 3;
+  }
+  if (journal->salvaged()) {
+    spdlog::warn("journal salvaged: kept records through seq {}; the original is at {}", journal->salvaged()->keptThrough,
+                 journal->salvaged()->movedTo);
+  }
+  sim::SimKube kube(clock, options.clusterDir);
+  sim::SimRay ray(kube, clock);
+  sim::SimWorld world(kube, ray, clock);
+  try {
+    for (const auto& path : options.apply) {
+      for (const auto& file : manifestFiles(path)) {
+        std::ifstream in(file);
+        std::stringstream text;
+        text << in.rdbuf();
+        for (auto& doc : parseYamlDocuments(text.str())) applyDocument(kube, doc, file);
+      }
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 2;
+  }
+  controller::Manager manager(*journal, kube, ray, clock, options.manager);
+  manager.start();
+  bool tty = options.progress && isatty(STDOUT_FILENO);
+  std::map<std::string, std::string> shown;
+  auto start = std::chrono::steady_clock::now();
+  int code = 0;
+  while (!gStop) {
+    world.advance();
+    for (const auto& doc : kube.list("RayJob", "")) {
+      json s = summaryOf(doc);
+      std::string line = progressLine(s);
+      std::string key = s["namespace"].get<std::string>() + "/" + s["name"].get<std::string>();
+      if (shown[key] != line) {
+        shown[key] = line;
+        if (tty) std::cout << line << std::endl;
+        else spdlog::info("progress: {}", line);
+      }
+    }
+    if (options.exitWhenIdle && manager.idle()) break;
+    if (options.timeoutSeconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > options.timeoutSeconds) {
+      spdlog::error("not idle after {}s; stopping", options.timeoutSeconds);
+      code = 4;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  manager.stop();
+  manager.maybeCheckpoint(true);
+  if (!options.summaryJson.empty()) {
+    json out = json::array();
+    for (const auto& doc : kube.list("RayJob", "")) out.push_back(summaryOf(doc));
+    std::ofstream(options.summaryJson) << out.dump(2) << "\n";
+  }
+  spdlog::info("stopped after {} reconciles; journal at seq {}", manager.reconciles(), journal->latestSeq());
+  return code;
+}
+
+}  // namespace rayjournal::operator_

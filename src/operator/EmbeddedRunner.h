@@ -1,0 +1,28 @@
+// Runs the operator against the embedded simulated cluster: opens the journal and the cluster
+// store, applies manifests, runs the manager and the simulated world until stopped (or idle,
+// with exitWhenIdle), prints progress, and writes the summary JSON. Blocking.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "controller/Manager.h"
+
+namespace rayjournal::operator_ {
+
+struct EmbeddedOptions {
+  std::string journalDir = "./rayjournal-data/journal";
+  std::string clusterDir = "./rayjournal-data/cluster";
+  std::vector<std::string> apply;
+  bool exitWhenIdle = false;
+  std::string summaryJson;
+  bool salvageJournal = false;
+  double timeoutSeconds = 0;  // 0: none
+  bool progress = true;
+  controller::ManagerOptions manager;
+};
+
+// Returns the process exit code.
+int runEmbedded(const EmbeddedOptions& options);
+
+}  // namespace rayjournal::operator_

@@ -1,0 +1,193 @@
+#include "projection/JobProjection.h"
+
+#include <stdexcept>
+
+namespace rayjournal::projection {
+namespace {
+
+std::string keyOf(const wal::Record& r) { return r.object.ns + "/" + r.object.name; }
+
+bool landed(const std::string& outcome) {
+  return outcome == "ok" || outcome == "adopted" || outcome == "already_done" || outcome == "found";
+}
+
+json intentToJson(const IntentFact& i) {
+  json j{{"seq", i.seq}, {"action", i.action}, {"target", i.target}, {"attempt", i.attempt},
+         {"time_ms", i.timeMs}, {"epoch", i.epoch}, {"outcome", i.outcome}};
+  if (!i.status.is_null()) j["status"] = i.status;
+  return j;
+}
+
+IntentFact intentFromJson(const json& j) {
+  return {j["seq"], j["action"], j["target"], j["attempt"], j["time_ms"], j["epoch"], j["outcome"], j.value("status", json())};
+}
+
+json stateToJson(const JobState& s) {
+  json attempts = json::array();
+  for (const auto& a : s.attempts) {
+    attempts.push_back({{"attempt", a.attempt}, {"incarnation", a.incarnation}, {"rayClusterName", a.rayClusterName},
+                        {"jobId", a.jobId}, {"start_ms", a.startMs}});
+  }
+  json intents = json::array();
+  for (const auto& [seq, i] : s.intents) intents.push_back(intentToJson(i));
+  return {{"uid", s.uid}, {"attempt", s.attempt}, {"incarnations", s.incarnations}, {"first_start_ms", s.firstStartMs},
+          {"attempt_start_ms", s.attemptStartMs}, {"attempts", attempts}, {"intents", intents}, {"in_doubt", s.inDoubt},
+          {"submissions", s.submissions}, {"stop_requests", s.stopRequests}, {"last_ray_status", s.lastRayStatus},
+          {"last_deployment_status", s.lastDeploymentStatus}, {"drifts", s.drifts}};
+}
+
+JobState stateFromJson(const json& j) {
+  JobState s;
+  s.uid = j["uid"];
+  s.attempt = j["attempt"];
+  s.incarnations = j["incarnations"];
+  s.firstStartMs = j["first_start_ms"];
+  s.attemptStartMs = j["attempt_start_ms"];
+  for (const auto& a : j["attempts"]) s.attempts.push_back({a["attempt"], a["incarnation"], a["rayClusterName"], a["jobId"], a["start_ms"]});
+  for (const auto& i : j["intents"]) {
+    IntentFact f = intentFromJson(i);
+    s.intents.emplace(f.seq, f);
+  }
+  s.inDoubt = j["in_doubt"].get<std::set<uint64_t>>();
+  s.submissions = j["submissions"].get<std::map<std::string, int64_t>>();
+  s.stopRequests = j["stop_requests"].get<std::map<std::string, int>>();
+  s.lastRayStatus = j["last_ray_status"];
+  s.lastDeploymentStatus = j["last_deployment_status"];
+  s.drifts = j["drifts"];
+  return s;
+}
+
+}  // namespace
+
+void JobProjection::apply(const wal::Record& r) {
+  std::lock_guard lock(mu_);
+  appliedThrough_ = std::max(appliedThrough_, r.seq);
+  if (r.object.empty() || r.object.kind != "RayJob") return;
+  JobState& job = jobs_[keyOf(r)];
+  if (!r.object.uid.empty() && job.uid != r.object.uid) {
+    // The name now belongs to a new RayJob: its history starts over.
+    if (!job.uid.empty()) job = JobState{};
+    job.uid = r.object.uid;
+  }
+  switch (r.type) {
+    case wal::RecordType::Intent: applyIntent(job, r); break;
+    case wal::RecordType::Outcome: applyOutcome(job, r); break;
+    case wal::RecordType::Observation: applyObservation(job, r); break;
+    default: break;
+  }
+}
+
+void JobProjection::applyIntent(JobState& job, const wal::Record& r) {
+  IntentFact f;
+  f.seq = r.seq;
+  f.action = r.body.value("action", "");
+  f.target = r.body.value("target", "");
+  f.attempt = r.attempt;
+  f.timeMs = r.timeMs;
+  f.epoch = r.epoch;
+  f.status = r.body.value("status", json());
+  if (f.action == "StopRayJob") job.stopRequests[f.target]++;
+  job.inDoubt.insert(r.seq);
+  job.intents[r.seq] = std::move(f);
+}
+
+void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
+  uint64_t seq = r.body.value("intent_seq", uint64_t(0));
+  auto it = job.intents.find(seq);
+  if (it == job.intents.end()) return;
+  IntentFact& f = it->second;
+  f.outcome = r.body.contains("resolved_after_restart") ? r.body["resolved_after_restart"].get<std::string>()
+                                                         : r.body.value("result", "");
+  job.inDoubt.erase(seq);
+  if (!landed(f.outcome)) return;
+  if (f.action == "SubmitRayJob") job.submissions.emplace(f.target, r.timeMs);
+  if (f.action == "WriteStatus" && f.status.is_object()) job.lastDeploymentStatus = f.status.value("jobDeploymentStatus", "");
+}
+
+void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
+  std::string what = r.body.value("observation", "");
+  if (what == "AttemptStarted") {
+    AttemptFact a{r.body.value("attempt", 1u), r.body.value("incarnation", 1u), r.body.value("rayClusterName", ""),
+                  r.body.value("jobId", ""), r.timeMs};
+    job.attempt = a.attempt;
+    job.incarnations = std::max(job.incarnations, a.incarnation);
+    job.attemptStartMs = r.timeMs;
+    if (job.firstStartMs == 0) job.firstStartMs = r.timeMs;
+    job.attempts.push_back(std::move(a));
+  } else if (what == "RayJobTerminal" || what == "RayStatus") {
+    job.lastRayStatus = r.body.value("status", "");
+  } else if (what == "Drift") {
+    job.drifts++;
+  }
+}
+
+std::string JobProjection::checkpoint() const {
+  std::lock_guard lock(mu_);
+  json jobs = json::object();
+  for (const auto& [key, state] : jobs_) jobs[key] = stateToJson(state);
+  auto bytes = json::to_cbor(json{{"version", 1}, {"applied_through", appliedThrough_}, {"jobs", jobs}});
+  return std::string(bytes.begin(), bytes.end());
+}
+
+void JobProjection::restore(const std::string& bytes) {
+  json j = json::from_cbor(bytes, true, false);
+  if (j.is_discarded() || !j.is_object() || j.value("version", 0) != 1) {
+    throw std::invalid_argument("checkpoint is not a version-1 job projection");
+  }
+  std::map<std::string, JobState> jobs;
+  for (const auto& [key, state] : j["jobs"].items()) jobs.emplace(key, stateFromJson(state));
+  std::lock_guard lock(mu_);
+  jobs_ = std::move(jobs);
+  appliedThrough_ = j["applied_through"];
+}
+
+uint64_t JobProjection::appliedThrough() const {
+  std::lock_guard lock(mu_);
+  return appliedThrough_;
+}
+
+std::optional<JobState> JobProjection::job(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return std::nullopt;
+  return it->second;
+}
+
+controller::JobFacts JobProjection::facts(const std::string& key, const std::string& currentJobId) const {
+  std::lock_guard lock(mu_);
+  controller::JobFacts f;
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return f;
+  const JobState& s = it->second;
+  f.nextIncarnation = s.incarnations + 1;
+  for (const auto& [id, t] : s.submissions) f.submittedIds.insert(id);
+  auto stops = s.stopRequests.find(currentJobId);
+  f.stopAttempts = stops == s.stopRequests.end() ? 0 : stops->second;
+  f.firstStartMs = s.firstStartMs;
+  return f;
+}
+
+std::vector<std::pair<std::string, IntentFact>> JobProjection::inDoubt() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, IntentFact>> out;
+  for (const auto& [key, s] : jobs_) {
+    for (uint64_t seq : s.inDoubt) out.emplace_back(key, s.intents.at(seq));
+  }
+  return out;
+}
+
+size_t JobProjection::jobCount() const {
+  std::lock_guard lock(mu_);
+  return jobs_.size();
+}
+
+json JobProjection::toJson(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  json out = json::object();
+  for (const auto& [k, s] : jobs_) {
+    if (key.empty() || k == key) out[k] = stateToJson(s);
+  }
+  return out;
+}
+
+}  // namespace rayjournal::projection

@@ -1,0 +1,81 @@
+// Per-RayJob facts folded from the journal: attempts and their identities, first and current
+// attempt start, every intent with its outcome, in-doubt intents, confirmed Ray submissions,
+// stop requests, last observed Ray and deployment status, drift. Keyed by namespace/name.
+// Thread-safe (one mutex); appliedThrough() is the highest seq folded in.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "controller/Plan.h"
+#include "projection/Projection.h"
+
+namespace rayjournal::projection {
+
+using nlohmann::json;
+
+struct IntentFact {
+  uint64_t seq = 0;
+  std::string action;
+  std::string target;
+  uint32_t attempt = 0;
+  int64_t timeMs = 0;
+  uint64_t epoch = 0;
+  std::string outcome;  // empty while in doubt
+  json status;          // WriteStatus: the journaled status fields
+};
+
+struct AttemptFact {
+  uint32_t attempt = 0;
+  uint32_t incarnation = 0;
+  std::string rayClusterName;
+  std::string jobId;
+  int64_t startMs = 0;
+};
+
+struct JobState {
+  std::string uid;
+  uint32_t attempt = 0;
+  uint32_t incarnations = 0;
+  int64_t firstStartMs = 0;
+  int64_t attemptStartMs = 0;
+  std::vector<AttemptFact> attempts;
+  std::map<uint64_t, IntentFact> intents;
+  std::set<uint64_t> inDoubt;
+  std::map<std::string, int64_t> submissions;  // submission id -> time confirmed
+  std::map<std::string, int> stopRequests;     // submission id -> StopRayJob intents
+  std::string lastRayStatus;
+  std::string lastDeploymentStatus;  // from the last status write known to have landed
+  int drifts = 0;
+};
+
+class JobProjection : public Projection {
+ public:
+  void apply(const wal::Record& record) override;
+  std::string checkpoint() const override;
+  void restore(const std::string& bytes) override;
+
+  uint64_t appliedThrough() const;
+  std::optional<JobState> job(const std::string& key) const;
+  controller::JobFacts facts(const std::string& key, const std::string& currentJobId) const;
+  // Every intent still in doubt, with the key of its RayJob.
+  std::vector<std::pair<std::string, IntentFact>> inDoubt() const;
+  size_t jobCount() const;
+  json toJson(const std::string& key = "") const;
+
+ private:
+  void applyIntent(JobState& job, const wal::Record& r);
+  void applyOutcome(JobState& job, const wal::Record& r);
+  void applyObservation(JobState& job, const wal::Record& r);
+
+  mutable std::mutex mu_;
+  std::map<std::string, JobState> jobs_;
+  uint64_t appliedThrough_ = 0;
+};
+
+}  // namespace rayjournal::projection
