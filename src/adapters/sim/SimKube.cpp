@@ -29,6 +29,7 @@ SimKube::SimKube(const Clock& clock, std::string dir) : clock_(clock), dir_(std:
 
 SimKube::~SimKube() {
   if (log_) std::fclose(log_);
+  if (history_) std::fclose(history_);
 }
 
 std::string SimKube::keyOf(const std::string& kind, const std::string& ns, const std::string& name) {
@@ -66,6 +67,7 @@ void SimKube::load() {
   }
   std::filesystem::rename(tmp, path);
   log_ = std::fopen(path.c_str(), "a");
+  history_ = std::fopen((dir_ + "/history.jsonl").c_str(), "a");
 }
 
 void SimKube::persist(const std::string& op, const std::string& key, const json* object) {
@@ -215,6 +217,13 @@ json SimKube::create(const std::string& kind, const json& input) {
     object["metadata"].erase("deletionTimestamp");
     put(kind, object, kube::WatchEventType::Added, events);
     result = objects_[key];
+    if (history_) {
+      std::string line = json{{"kind", kind}, {"namespace", nsOf(object)}, {"name", nameOf(object)},
+                              {"uid", object["metadata"]["uid"]},
+                              {"owners", object["metadata"].value("ownerReferences", json::array())}}.dump() + "\n";
+      std::fwrite(line.data(), 1, line.size(), history_);
+      std::fflush(history_);
+    }
     maybeFail("create", kind, true);
   }
   dispatch(events);

@@ -69,6 +69,7 @@ class SimKube : public kube::KubeClient {
   const Clock& clock_;
   std::string dir_;
   FILE* log_ = nullptr;
+  FILE* history_ = nullptr;  // creates only, never compacted: lets tests count duplicates
   mutable std::mutex mu_;
   std::map<std::string, json> objects_;  // key: kind/ns/name
   std::map<std::string, std::string> kindOfKey_;
