@@ -30,6 +30,7 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   // The intent is durable before the side effect: the write-ahead rule.
   uint64_t first = journal_.appendBatch(std::move(batch), wal::Durability::Sync);
   uint64_t intentSeq = first + plan.observations.size();
+  json current = job.raw;  // the RayJob as the server last returned it (finalizer writes move its resourceVersion)
   for (size_t n = 0; n < plan.intents.size(); ++n, ++intentSeq) {
     const Intent& intent = plan.intents[n];
     json outcome{{"intent_seq", intentSeq}, {"action", actionName(intent.action)}, {"target", intent.target}};
@@ -38,7 +39,7 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
       outcome["detail"] = "an earlier intent of the same decision failed";
     } else {
       try {
-        outcome["result"] = run(job, intent);
+        outcome["result"] = run(job, intent, current);
         ++result.executed;
         if (afterExecuteHook) afterExecuteHook(intent);
       } catch (const kube::ApiError& e) {
@@ -59,10 +60,10 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   return result;
 }
 
-std::string Executor::run(const RayJob& job, const Intent& intent) {
+std::string Executor::run(const RayJob& job, const Intent& intent, json& current) {
   switch (intent.action) {
-    case Action::AddFinalizer: return changeFinalizer(job, true);
-    case Action::RemoveFinalizer: return changeFinalizer(job, false);
+    case Action::AddFinalizer: return changeFinalizer(job, true, current);
+    case Action::RemoveFinalizer: return changeFinalizer(job, false, current);
     case Action::CreateRayCluster: return create(job, "RayCluster", intent);
     case Action::CreateSubmitterJob: return create(job, "Job", intent);
     case Action::DeleteRayCluster: return removeChild(job, "RayCluster", intent.target);
@@ -81,9 +82,9 @@ std::string Executor::run(const RayJob& job, const Intent& intent) {
     case Action::StopRayJob:
       return ray_.stop(intent.object.value("dashboard", ""), intent.target) ? "ok" : "already_done";
     case Action::WriteStatus: {
-      json doc = job.raw;
+      json doc = current;
       doc["status"] = intent.object;
-      kube_.updateStatus("RayJob", doc);
+      current = kube_.updateStatus("RayJob", doc);
       return "ok";
     }
   }
@@ -123,20 +124,24 @@ std::string Executor::removeChild(const RayJob& job, const std::string& kind, co
   }
 }
 
-std::string Executor::changeFinalizer(const RayJob& job, bool add) {
-  auto current = kube_.get("RayJob", job.ns, job.name);
-  if (!current) {
-    if (add) throw kube::ApiError(404, "NotFound", "RayJob " + job.key() + " not found");
-    return "already_done";
-  }
-  json& meta = (*current)["metadata"];
+std::string Executor::changeFinalizer(const RayJob& job, bool add, json& current) {
+  // Written against the resourceVersion the decision saw: a concurrent change is a 409, and the
+  // decision is re-derived from fresh state.
+  json& meta = current["metadata"];
   json finalizers = meta.value("finalizers", json::array());
   json next = json::array();
   for (const auto& f : finalizers) if (f != kFinalizer) next.push_back(f);
   if (add) next.push_back(kFinalizer);
   if (next == finalizers) return "already_done";
-  meta["finalizers"] = next;
-  kube_.update("RayJob", *current);
+  json doc = current;
+  doc["metadata"]["finalizers"] = next;
+  try {
+    current = kube_.update("RayJob", doc);
+  } catch (const kube::ApiError& e) {
+    if (e.notFound() && !add) return "already_done";
+    throw;
+  }
+  (void)job;
   return "ok";
 }
 

@@ -1,0 +1,130 @@
+// Scenarios on the simulated cluster in simulated time (a 300 s timeout costs no wall time).
+#include <gtest/gtest.h>
+
+#include "support/SimHarness.h"
+
+namespace rayjournal::testing {
+namespace {
+
+TEST(LifecycleScenario, K8sJobModeHappyPathCompletesAndKeepsSubmitter) {
+  SimHarness h;
+  json job = sampleRayJob("happy");
+  job["spec"]["shutdownAfterJobFinishes"] = true;
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("happy") == "Complete"; }));
+  json st = h.rayjob("happy")["status"];
+  EXPECT_EQ(st["jobStatus"], "SUCCEEDED");
+  EXPECT_EQ(st["succeeded"], 1);
+  EXPECT_EQ(st["failed"], 0);
+  EXPECT_FALSE(st.value("endTime", "").empty());
+  EXPECT_EQ(st["observedGeneration"], 1);
+  std::string cluster = st["rayClusterName"];
+  EXPECT_EQ(cluster.rfind("happy-", 0), 0u);
+  ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayCluster", "default", cluster); }, 10000));
+  EXPECT_TRUE(h.kube.get("Job", "default", "happy")) << "the submitter Job is kept for its logs";
+  EXPECT_EQ(h.ray.submissions(), 1u);
+}
+
+TEST(LifecycleScenario, IdentitiesAreInStatusBeforeAnyChildExists) {
+  SimHarness h;
+  h.apply(sampleRayJob("ids"));
+  h.step();
+  json st = h.rayjob("ids")["status"];
+  EXPECT_EQ(st["jobDeploymentStatus"], "Initializing");
+  EXPECT_FALSE(st.value("rayClusterName", "").empty());
+  EXPECT_FALSE(st.value("jobId", "").empty());
+  EXPECT_TRUE(h.kube.list("RayCluster", "default").empty());
+  auto finalizers = h.rayjob("ids")["metadata"]["finalizers"];
+  EXPECT_EQ(finalizers, json::array({"ray.io/rayjob-finalizer"}));
+}
+
+TEST(LifecycleScenario, RetryAfterFailureUsesFreshClusterAndCountsAttempts) {
+  SimHarness h;
+  json job = sampleRayJob("retry", "K8sJobMode", "FAILED,SUCCEEDED", "1s");
+  job["spec"]["backoffLimit"] = 1;
+  h.apply(job);
+  std::string firstCluster;
+  ASSERT_TRUE(h.runUntil([&] {
+    if (firstCluster.empty()) firstCluster = h.rayjob("retry").value("status", json::object()).value("rayClusterName", "");
+    return h.deploymentStatus("retry") == "Complete";
+  }));
+  json st = h.rayjob("retry")["status"];
+  EXPECT_EQ(st["failed"], 1);
+  EXPECT_EQ(st["succeeded"], 1);
+  EXPECT_NE(st["rayClusterName"], firstCluster);
+  EXPECT_FALSE(h.kube.get("RayCluster", "default", firstCluster));
+}
+
+TEST(LifecycleScenario, DeletionStopsTheRayJobThenRemovesTheFinalizer) {
+  SimHarness h;
+  h.apply(sampleRayJob("deleted", "HTTPMode", "SUCCEEDED", "10m"));
+  ASSERT_TRUE(h.runUntil([&] { return h.rayjob("deleted").value("status", json::object()).value("jobStatus", "") == "RUNNING"; }));
+  std::string id = h.rayjob("deleted")["status"]["jobId"];
+  std::string dashboard = h.rayjob("deleted")["status"]["dashboardURL"];
+  h.kube.remove("RayJob", "default", "deleted");
+  ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayJob", "default", "deleted"); }, 10000));
+  EXPECT_TRUE(h.kube.list("RayCluster", "default").empty()) << "children are garbage-collected";
+  bool stopJournaled = false;
+  for (const auto& r : h.records()) stopJournaled = stopJournaled || (r.type == wal::RecordType::Intent && r.body["action"] == "StopRayJob");
+  EXPECT_TRUE(stopJournaled);
+}
+
+TEST(LifecycleScenario, HttpModeSubmitsOnceAndCompletes) {
+  SimHarness h;
+  h.apply(sampleRayJob("http", "HTTPMode"));
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("http") == "Complete"; }));
+  EXPECT_TRUE(h.kube.list("Job", "default").empty());
+  EXPECT_EQ(h.ray.submissions(), 1u);
+}
+
+// W8: after a journaled HTTP submission, a 404 means the record was lost, never a resubmit.
+TEST(LifecycleScenario, W8_RayRecordLostAfterSubmissionIsNotResubmitted) {
+  SimHarness h;
+  h.apply(sampleRayJob("lost", "HTTPMode", "SUCCEEDED", "10m"));
+  ASSERT_TRUE(h.runUntil([&] { return h.rayjob("lost").value("status", json::object()).value("jobStatus", "") == "RUNNING"; }));
+  h.ray.loseAllRecords("default", h.rayjob("lost")["status"]["rayClusterName"]);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("lost") == "Failed"; }, 20000));
+  EXPECT_EQ(h.rayjob("lost")["status"]["reason"], "RayJobRecordLost");
+  EXPECT_EQ(h.ray.submissions(), 1u);
+}
+
+// W4: the operator is down while the job finishes and the deadline passes; on return Ray is
+// asked first, so the job is Complete, not DeadlineExceeded.
+TEST(LifecycleScenario, W4_DowntimeAcrossDeadlineDoesNotFailAFinishedJob) {
+  SimHarness h;
+  json job = sampleRayJob("downtime", "K8sJobMode", "SUCCEEDED", "20s");
+  job["spec"]["activeDeadlineSeconds"] = 60;
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return h.rayjob("downtime").value("status", json::object()).value("jobStatus", "") == "RUNNING"; }));
+  for (int i = 0; i < 100; ++i) h.step(1000, /*operatorUp=*/false);  // 100 s down
+  h.restart();
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("downtime") == "Complete" || h.deploymentStatus("downtime") == "Failed"; }, 10000));
+  EXPECT_EQ(h.deploymentStatus("downtime"), "Complete");
+}
+
+TEST(LifecycleScenario, SuspendedAtCreationNeverCreatesACluster) {
+  SimHarness h;
+  json job = sampleRayJob("susp");
+  job["spec"]["suspend"] = true;
+  job["spec"]["shutdownAfterJobFinishes"] = true;
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("susp") == "Suspended"; }, 10000));
+  EXPECT_TRUE(h.kube.list("RayCluster", "default").empty());
+  EXPECT_EQ(h.rayjob("susp")["status"].value("rayClusterName", ""), "");
+}
+
+TEST(LifecycleScenario, W16_FixedSpecLeavesValidationFailed) {
+  SimHarness h;
+  json job = sampleRayJob("fixme");
+  job["spec"]["runtimeEnvYAML"] = "key: [unclosed";
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("fixme") == "ValidationFailed"; }, 5000));
+  EXPECT_NE(h.rayjob("fixme")["status"]["message"].get<std::string>().find("runtimeEnvYAML"), std::string::npos);
+  json current = h.rayjob("fixme");
+  current["spec"]["runtimeEnvYAML"] = "env_vars: {A: b}";
+  h.kube.update("RayJob", current);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("fixme") == "Complete"; }));
+}
+
+}  // namespace
+}  // namespace rayjournal::testing
