@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include "projection/JobProjection.h"
+
+namespace rayjournal::projection {
+namespace {
+
+wal::Record rec(uint64_t seq, wal::RecordType type, nlohmann::json body, const std::string& name = "job") {
+  wal::Record r;
+  r.seq = seq;
+  r.timeMs = 1000 + int64_t(seq);
+  r.epoch = 1;
+  r.type = type;
+  r.object = {"RayJob", "default", name, "uid-" + name};
+  r.attempt = 1;
+  r.body = std::move(body);
+  return r;
+}
+
+std::vector<wal::Record> history() {
+  using wal::RecordType;
+  return {rec(1, RecordType::Observation, {{"observation", "AttemptStarted"}, {"attempt", 1}, {"incarnation", 1}, {"rayClusterName", "job-abcde"}, {"jobId", "job-fghjk"}}),
+          rec(2, RecordType::Intent, {{"action", "CreateRayCluster"}, {"target", "job-abcde"}}),
+          rec(3, RecordType::Outcome, {{"intent_seq", 2}, {"result", "ok"}}),
+          rec(4, RecordType::Intent, {{"action", "SubmitRayJob"}, {"target", "job-fghjk"}}),
+          rec(5, RecordType::Outcome, {{"intent_seq", 4}, {"result", "ok"}}),
+          rec(6, RecordType::Intent, {{"action", "WriteStatus"}, {"target", "job"}, {"status", {{"jobDeploymentStatus", "Running"}}}}),
+          rec(7, RecordType::Intent, {{"action", "CreateSubmitterJob"}, {"target", "other"}}, "other")};
+}
+
+TEST(ProjectionTest, SameRecordsGiveByteIdenticalCheckpoints) {
+  JobProjection a, b;
+  for (const auto& r : history()) a.apply(r);
+  for (const auto& r : history()) b.apply(r);
+  EXPECT_EQ(a.checkpoint(), b.checkpoint());
+  EXPECT_EQ(a.appliedThrough(), 7u);
+}
+
+TEST(ProjectionTest, RestoreThenTailEqualsFullReplay) {
+  auto records = history();
+  JobProjection full;
+  for (const auto& r : records) full.apply(r);
+  JobProjection head;
+  for (size_t i = 0; i < 4; ++i) head.apply(records[i]);
+  JobProjection restored;
+  restored.restore(head.checkpoint());
+  for (size_t i = 4; i < records.size(); ++i) restored.apply(records[i]);
+  EXPECT_EQ(restored.checkpoint(), full.checkpoint());
+}
+
+TEST(ProjectionTest, TracksAttemptsSubmissionsAndInDoubtIntents) {
+  JobProjection p;
+  for (const auto& r : history()) p.apply(r);
+  auto job = p.job("default/job");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->attempt, 1u);
+  ASSERT_EQ(job->attempts.size(), 1u);
+  EXPECT_EQ(job->attempts[0].rayClusterName, "job-abcde");
+  EXPECT_EQ(job->firstStartMs, 1001);
+  EXPECT_TRUE(job->submissions.count("job-fghjk"));
+  auto doubts = p.inDoubt();
+  ASSERT_EQ(doubts.size(), 2u);  // the status write and the other job's create
+  auto facts = p.facts("default/job", "job-fghjk");
+  EXPECT_EQ(facts.nextIncarnation, 2u);
+  EXPECT_TRUE(facts.submittedIds.count("job-fghjk"));
+}
+
+TEST(ProjectionTest, RejectsBytesThatAreNotACheckpoint) {
+  JobProjection p;
+  EXPECT_THROW(p.restore("not a checkpoint"), std::exception);
+}
+
+}  // namespace
+}  // namespace rayjournal::projection
