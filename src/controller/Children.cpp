@@ -73,6 +73,25 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
                {"metadata", {{"name", clusterName}, {"namespace", job.ns}, {"labels", labels},
                              {"annotations", annotations}, {"ownerReferences", json::array({ownerReference(job)})}}},
                {"spec", job.spec.rayClusterSpec}};
+  if (job.spec.submissionMode == "SidecarMode") {
+    cluster["metadata"]["annotations"]["ray.io/disable-provisioned-head-restart"] = "true";
+    json& podSpec = cluster["spec"]["headGroupSpec"]["template"]["spec"];
+    podSpec["restartPolicy"] = "Never";
+    int port = 8265;
+    for (const auto& p : podSpec["containers"][0].value("ports", json::array())) {
+      if (p.value("name", "") == "dashboard") port = p.value("containerPort", 8265);
+    }
+    json container{{"name", kSubmitterContainer},
+                   {"image", headImage(job.spec.rayClusterSpec)},
+                   {"command", json::array({"/bin/bash", "-ce", "--"})},
+                   {"args", json::array({buildSidecarCommand(job, port)})},
+                   {"env", json::array({{{"name", "PYTHONUNBUFFERED"}, {"value", "1"}},
+                                        {{"name", "RAY_DASHBOARD_ADDRESS"}, {"value", "127.0.0.1:" + std::to_string(port)}},
+                                        {{"name", "RAY_JOB_SUBMISSION_ID"}, {"value", job.status.jobId}},
+                                        {{"name", "RAYJOURNAL_ATTEMPT"}, {"value", std::to_string(job.status.failed + 1)}}})},
+                   {"resources", {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}, {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}};
+    podSpec["containers"].push_back(container);
+  }
   return cluster;
 }
 
@@ -95,6 +114,34 @@ std::string buildSubmitCommand(const RayJob& job) {
   entrypoint.erase(entrypoint.find_last_not_of(" \t\n") + 1);
   cmd += " -- " + entrypoint + " ; fi ; ray job logs --address " + addr + " --follow " + id;
   return cmd;
+}
+
+std::string buildSidecarCommand(const RayJob& job, int dashboardPort) {
+  std::string addr = "http://127.0.0.1:" + std::to_string(dashboardPort);
+  std::string cmd = "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in urllib.request.urlopen('http://localhost:" +
+                    std::to_string(dashboardPort) + "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray Dashboard GCS to become healthy at " +
+                    addr + " ...\" ; sleep 2 ; done ; ray job submit --address " + addr;
+  if (!job.spec.runtimeEnvYAML.empty()) cmd += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
+  if (!job.spec.metadata.empty()) cmd += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
+  cmd += " --submission-id " + job.status.jobId;
+  if (job.spec.entrypointNumCpus > 0) cmd += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
+  if (job.spec.entrypointNumGpus > 0) cmd += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
+  if (!job.spec.entrypointResources.empty()) cmd += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
+  return cmd + " -- " + job.spec.entrypoint + " ;";
+}
+
+json buildJobHeadService(const RayJob& job, const json& clusterHeadService, const std::string& clusterName) {
+  json spec = clusterHeadService.value("spec", json::object());
+  json out{{"apiVersion", "v1"},
+           {"kind", "Service"},
+           {"metadata", {{"name", job.name + "-head-svc"}, {"namespace", job.ns},
+                         {"labels", {{"ray.io/originated-from-cr-name", job.name}, {"ray.io/originated-from-crd", "RayJob"},
+                                     {"ray.io/node-type", "head"}, {"ray.io/identifier", job.name + "-head"}}},
+                         {"ownerReferences", json::array({ownerReference(job)})}}},
+           {"spec", {{"ports", spec.value("ports", json::array())},
+                     {"selector", {{"ray.io/cluster", clusterName}, {"ray.io/node-type", "head"}}}}}};
+  if (spec.contains("type")) out["spec"]["type"] = spec["type"];
+  return out;
 }
 
 json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {

@@ -21,6 +21,12 @@ json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt);
 // KubeRay's `ray job submit` shell line (reference 3.3).
 std::string buildSubmitCommand(const RayJob& job);
 
+// The RayJob-level head Service <rayjob>-head-svc, selecting the cluster's head (reference 2.17).
+json buildJobHeadService(const RayJob& job, const json& clusterHeadService, const std::string& clusterName);
+// The SidecarMode submitter command (reference 3.6, without the restart gate).
+std::string buildSidecarCommand(const RayJob& job, int dashboardPort);
+inline constexpr const char* kSubmitterContainer = "ray-job-submitter";
+
 // runtimeEnvYAML as a JSON object; throws std::invalid_argument when it is not valid YAML.
 json runtimeEnvJson(const std::string& yaml);
 

@@ -184,7 +184,7 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
   if (info.startTimeMs) c.st.rayJobInfoStartTime = toRfc3339(int64_t(info.startTimeMs));
   if (info.endTimeMs) c.st.rayJobInfoEndTime = toRfc3339(int64_t(info.endTimeMs));
   if (c.o.cluster) c.st.rayClusterStatus = c.o.cluster->value("status", json::object());
-  bool hasSubmitter = c.job.spec.submissionMode == "K8sJobMode";
+  bool hasSubmitter = c.job.spec.submissionMode == "K8sJobMode" || c.job.spec.submissionMode == "SidecarMode";
   if (ray::isTerminalRayStatus(info.status) && (!hasSubmitter || submitterFinished)) {
     if (info.status == "FAILED") c.fail("AppFailed", info.message);
     else {
@@ -196,6 +196,48 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
     c.st.reason = "";
   }
   c.plan.why = "Ray job " + c.st.jobId + " is " + info.status;
+}
+
+// SidecarMode: the submitter is a container of the head Pod (reference 2.11). Returns false
+// when the decision is already made (no head Pod).
+bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt, json& failedCondition) {
+  if (c.o.headPods.size() > 1) {
+    c.plan.why = std::to_string(c.o.headPods.size()) + " head Pods found for " + c.st.rayClusterName;
+    return false;
+  }
+  if (c.o.headPods.empty()) {
+    c.fail("AppFailed", "Ray head pod not found.");
+    return false;
+  }
+  for (const auto& cs : c.o.headPods[0].value("status", json::object()).value("containerStatuses", json::array())) {
+    if (cs.value("name", "") != kSubmitterContainer) continue;
+    json terminated = cs.value("state", json::object()).value("terminated", json());
+    if (terminated.is_null()) continue;
+    finished = true;
+    finishedAt = terminated.value("finishedAt", "");
+    int exitCode = terminated.value("exitCode", 0);
+    if (exitCode != 0) {
+      failed = true;
+      failedCondition = {{"reason", "SubmitterContainerFailed"},
+                         {"message", "submitter container exited with code " + std::to_string(exitCode)}};
+    }
+  }
+  return true;
+}
+
+// The RayJob-level head Service gives users a stable address across retries (reference 2.17).
+void reconcileJobHeadService(Ctx& c) {
+  if (c.selectorMode() || !c.o.headService) return;
+  if (!c.o.jobHeadService) {
+    c.intent(Action::CreateHeadService, c.job.name + "-head-svc", buildJobHeadService(c.job, *c.o.headService, c.st.rayClusterName));
+    return;
+  }
+  json selector = (*c.o.jobHeadService)["spec"].value("selector", json::object());
+  if (selector.value("ray.io/cluster", "") != c.st.rayClusterName) {
+    json updated = *c.o.jobHeadService;
+    updated["spec"]["selector"]["ray.io/cluster"] = c.st.rayClusterName;
+    c.intent(Action::UpdateHeadService, c.job.name + "-head-svc", updated);
+  }
 }
 
 void decideRunning(Ctx& c) {
@@ -213,6 +255,10 @@ void decideRunning(Ctx& c) {
   json failedCondition;
   bool submitterFailed = k8sJob && c.o.submitter && conditionTrue(*c.o.submitter, "Failed", &finishedAt, &failedCondition);
   bool submitterFinished = k8sJob && c.o.submitter && (conditionTrue(*c.o.submitter, "Complete", &finishedAt) || submitterFailed);
+  if (c.job.spec.submissionMode == "SidecarMode") {
+    if (!checkSidecar(c, submitterFinished, submitterFailed, finishedAt, failedCondition)) return;
+  }
+  reconcileJobHeadService(c);
   if (k8sJob && !c.o.submitter) {
     // W6: the submitter was deleted by someone; recreate it under the same submission id (the
     // submit command is idempotent), instead of looping on NotFound.
@@ -300,19 +346,87 @@ void decideTeardown(Ctx& c) {
   c.plan.why = retrying ? "children gone; starting the next attempt" : "children gone; suspended";
 }
 
+bool clusterGoneOrGoing(const Ctx& c) { return !c.o.cluster || (*c.o.cluster)["metadata"].contains("deletionTimestamp"); }
+
+bool workersSuspended(const Ctx& c) {
+  if (clusterGoneOrGoing(c)) return true;
+  for (const auto& g : (*c.o.cluster)["spec"].value("workerGroupSpecs", json::array())) {
+    if (!g.value("suspend", false)) return false;
+  }
+  return true;
+}
+
+int impact(const std::string& policy) {
+  if (policy == "DeleteSelf") return 3;
+  if (policy == "DeleteCluster") return 2;
+  if (policy == "DeleteWorkers") return 1;
+  return 0;
+}
+
+void executePolicy(Ctx& c, const std::string& policy) {
+  if (policy == "DeleteSelf") {
+    c.intent(Action::DeleteRayJob, c.job.name);
+  } else if (policy == "DeleteCluster" && !clusterGoneOrGoing(c)) {
+    c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
+  } else if (policy == "DeleteWorkers" && !workersSuspended(c)) {
+    json cluster = *c.o.cluster;
+    for (auto& g : cluster["spec"]["workerGroupSpecs"]) g["suspend"] = true;
+    c.intent(Action::SuspendWorkerGroups, c.st.rayClusterName, cluster);
+  }
+  c.plan.why = "deletion policy " + policy + " is due";
+}
+
+// Gates a policy on endTime + ttl; returns true when it is due now, else schedules a look.
+bool dueAfter(Ctx& c, int64_t ttlSeconds) {
+  auto end = parseRfc3339(c.st.endTime);
+  int64_t at = (end ? *end : c.now) + ttlSeconds * 1000;
+  if (c.now >= at) return true;
+  int64_t wait = at - c.now + 2000;
+  if (!c.plan.requeueAfterMs || *c.plan.requeueAfterMs > wait) c.plan.requeueAfterMs = wait;
+  return false;
+}
+
+void deletionRules(Ctx& c, const json& rules) {
+  std::string best;
+  for (const auto& rule : rules) {
+    json cond = rule.value("condition", json::object());
+    bool matches = (cond.contains("jobStatus") && cond["jobStatus"] == c.st.jobStatus) ||
+                   (cond.contains("jobDeploymentStatus") && cond["jobDeploymentStatus"] == c.st.jobDeploymentStatus);
+    if (!matches) continue;
+    std::string policy = rule.value("policy", "DeleteNone");
+    if (!dueAfter(c, cond.value("ttlSeconds", 0))) continue;
+    bool done = policy == "DeleteNone" || (policy == "DeleteCluster" && clusterGoneOrGoing(c)) ||
+                (policy == "DeleteWorkers" && workersSuspended(c));
+    if (!done && impact(policy) > impact(best)) best = policy;
+  }
+  if (!best.empty()) executePolicy(c, best);  // only the most impactful overdue rule
+}
+
+void legacyDeletionPolicy(Ctx& c, const json& strategy) {
+  const char* which = c.st.jobStatus == "SUCCEEDED" ? "onSuccess" : c.st.jobStatus == "FAILED" ? "onFailure" : nullptr;
+  if (!which) return;
+  std::string policy = strategy.value(which, json::object()).value("policy", "DeleteNone");
+  if (policy == "DeleteNone") return;
+  if (dueAfter(c, c.job.spec.ttlSecondsAfterFinished)) executePolicy(c, policy);
+}
+
 void decideFinished(Ctx& c) {
   c.plan.requeueAfterMs.reset();
-  if (c.selectorMode() || !c.job.spec.shutdownAfterJobFinishes) return;
-  auto end = parseRfc3339(c.st.endTime);
-  int64_t deadline = (end ? *end : c.now) + int64_t(c.job.spec.ttlSecondsAfterFinished) * 1000;
-  if (c.now < deadline) {
-    c.plan.requeueAfterMs = deadline - c.now + 2000;
+  if (c.selectorMode()) return;  // never delete a cluster we did not create
+  const json& strategy = c.job.spec.deletionStrategy;
+  if (strategy.is_object()) {
+    if (strategy.contains("deletionRules")) deletionRules(c, strategy["deletionRules"]);
+    else legacyDeletionPolicy(c, strategy);
+    return;
+  }
+  if (!c.job.spec.shutdownAfterJobFinishes) return;
+  if (!dueAfter(c, c.job.spec.ttlSecondsAfterFinished)) {
     c.plan.why = "cleanup after ttlSecondsAfterFinished";
     return;
   }
   if (c.cfg.deleteRayJobAfterJobFinishes) {
     c.intent(Action::DeleteRayJob, c.job.name);
-  } else if (c.o.cluster && !(*c.o.cluster)["metadata"].contains("deletionTimestamp")) {
+  } else if (!clusterGoneOrGoing(c)) {
     c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
     c.plan.why = "job finished; deleting RayCluster " + c.st.rayClusterName + " (submitter Job kept for its logs)";
   }

@@ -69,6 +69,32 @@ std::string Executor::run(const RayJob& job, const Intent& intent, json& current
     case Action::DeleteRayCluster: return removeChild(job, "RayCluster", intent.target);
     case Action::DeleteSubmitterJob: return removeChild(job, "Job", intent.target);
     case Action::DeleteRayJob: return removeChild(job, "RayJob", intent.target);
+    case Action::SuspendWorkerGroups:
+      try {
+        kube_.update("RayCluster", intent.object);
+        postEvent(job, {"Normal", "UpdatedRayCluster", "Suspended the worker groups of RayCluster " + job.ns + "/" + intent.target});
+        return "ok";
+      } catch (const kube::ApiError& e) {
+        if (e.notFound()) return "already_done";
+        postEvent(job, {"Warning", "FailedToUpdateRayCluster", "Failed to suspend the worker groups of RayCluster " + job.ns + "/" + intent.target + ": " + e.what()});
+        throw;
+      }
+    case Action::CreateHeadService:
+      try {
+        kube_.create("Service", intent.object);
+        postEvent(job, {"Normal", "CreatedService", "Created Service " + job.ns + "/" + intent.target});
+        return "ok";
+      } catch (const kube::ApiError& e) {
+        if (!e.alreadyExists()) {
+          postEvent(job, {"Warning", "FailedToCreateService", "Failed to create Service " + job.ns + "/" + intent.target + ": " + e.what()});
+          throw;
+        }
+        return "adopted";
+      }
+    case Action::UpdateHeadService:
+      kube_.update("Service", intent.object);
+      postEvent(job, {"Normal", "UpdatedService", "Updated Service " + job.ns + "/" + intent.target});
+      return "ok";
     case Action::SubmitRayJob: {
       ray::SubmitRequest r;
       r.submissionId = intent.object.value("submissionId", "");

@@ -85,8 +85,7 @@ void Manager::maybeCheckpoint(bool force) {
              (clock_.nowMs() - lastCheckpointMs_ >= options_.checkpointEveryMs && latest > lastCheckpointSeq_);
   if (!due && !(force && latest > lastCheckpointSeq_)) return;
   // The projection is fed in seq order by the journal, so its state covers appliedThrough.
-  std::string state = projection_.checkpoint();
-  uint64_t covers = projection_.appliedThrough();
+  auto [state, covers] = projection_.snapshot();
   try {
     journal_.writeCheckpoint(covers, state);
     lastCheckpointSeq_ = journal_.latestSeq();

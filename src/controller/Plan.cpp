@@ -5,7 +5,7 @@
 
 namespace rayjournal::controller {
 namespace {
-constexpr std::array<std::pair<Action, const char*>, 10> kActions{{
+constexpr std::array<std::pair<Action, const char*>, 13> kActions{{
     {Action::AddFinalizer, "AddFinalizer"},
     {Action::RemoveFinalizer, "RemoveFinalizer"},
     {Action::CreateRayCluster, "CreateRayCluster"},
@@ -15,6 +15,9 @@ constexpr std::array<std::pair<Action, const char*>, 10> kActions{{
     {Action::DeleteRayCluster, "DeleteRayCluster"},
     {Action::DeleteSubmitterJob, "DeleteSubmitterJob"},
     {Action::DeleteRayJob, "DeleteRayJob"},
+    {Action::SuspendWorkerGroups, "SuspendWorkerGroups"},
+    {Action::CreateHeadService, "CreateHeadService"},
+    {Action::UpdateHeadService, "UpdateHeadService"},
     {Action::WriteStatus, "WriteStatus"},
 }};
 }  // namespace

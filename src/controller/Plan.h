@@ -24,6 +24,9 @@ enum class Action {
   DeleteRayCluster,
   DeleteSubmitterJob,
   DeleteRayJob,
+  SuspendWorkerGroups,
+  CreateHeadService,
+  UpdateHeadService,
   WriteStatus,
 };
 
@@ -64,6 +67,8 @@ struct Observed {
   std::optional<json> cluster;      // RayCluster status.rayClusterName
   std::optional<json> headService;  // the cluster's head Service
   std::optional<json> submitter;    // batch Job named after the RayJob
+  std::optional<json> jobHeadService;  // the RayJob-level Service <rayjob>-head-svc
+  std::vector<json> headPods;       // SidecarMode: Pods labelled as the cluster's head
   RayProbe ray;
 };
 

@@ -14,7 +14,7 @@ bool isAtRest(const RayJob& job) {
 }
 
 Observed Reconciler::observe(const RayJob& job) {
-  Observed o{job, {}, {}, {}, {}};
+  Observed o{job, {}, {}, {}, {}, {}, {}};
   const RayJobStatus& st = job.status;
   if (!st.rayClusterName.empty()) {
     o.cluster = kube_.get("RayCluster", job.ns, st.rayClusterName);
@@ -25,6 +25,12 @@ Observed Reconciler::observe(const RayJob& job) {
     }
   }
   if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty()) o.submitter = kube_.get("Job", job.ns, job.name);
+  if (job.spec.submissionMode == "SidecarMode" && !st.rayClusterName.empty()) {
+    o.headPods = kube_.list("Pod", job.ns, {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}});
+  }
+  if (st.jobDeploymentStatus == "Running" && job.spec.clusterSelector.empty()) {
+    o.jobHeadService = kube_.get("Service", job.ns, job.name + "-head-svc");
+  }
   const std::string& s = st.jobDeploymentStatus;
   bool wantsRay = s == "Running" || s == "Suspending" || s == "Retrying" || job.deleting;
   if (wantsRay && !st.dashboardURL.empty() && !st.jobId.empty() && !ray::isTerminalRayStatus(job.deleting ? st.jobStatus : "")) {

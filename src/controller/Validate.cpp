@@ -1,6 +1,7 @@
 #include "controller/Validate.h"
 
 #include <regex>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -56,6 +57,9 @@ std::optional<ValidationError> validateModes(const RayJobSpec& s) {
   if (s.submissionMode == "SidecarMode") {
     if (!s.submitterPodTemplate.is_null()) return spec("spec.submitterPodTemplate: not allowed in SidecarMode");
     if (s.submitterBackoffLimit) return spec("spec.submitterConfig: not allowed in SidecarMode");
+    std::string restart = s.rayClusterSpec.value("headGroupSpec", json::object()).value("template", json::object())
+                              .value("spec", json::object()).value("restartPolicy", "");
+    if (!restart.empty() && restart != "Never") return spec("spec.rayClusterSpec.headGroupSpec.template.spec.restartPolicy: must be empty or Never in SidecarMode");
   }
   return std::nullopt;
 }
@@ -72,6 +76,61 @@ std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
   return std::nullopt;
 }
 
+std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
+  const json& d = s.deletionStrategy;
+  if (d.is_null()) return std::nullopt;
+  if (!d.is_object() || d.empty()) return spec("spec.deletionStrategy: must set deletionRules or onSuccess/onFailure");
+  bool rules = d.contains("deletionRules");
+  bool legacy = d.contains("onSuccess") || d.contains("onFailure");
+  bool selector = !s.clusterSelector.empty();
+  if (rules && legacy) return spec("spec.deletionStrategy: deletionRules cannot be combined with onSuccess/onFailure");
+  auto checkPolicy = [&](const std::string& policy, const std::string& where) -> std::optional<ValidationError> {
+    static const std::set<std::string> known{"DeleteCluster", "DeleteWorkers", "DeleteSelf", "DeleteNone"};
+    if (!known.count(policy)) return spec(where + ": unknown policy \"" + policy + "\"");
+    if (selector && (policy == "DeleteCluster" || policy == "DeleteWorkers")) return spec(where + ": " + policy + " is not allowed with clusterSelector");
+    if (policy == "DeleteWorkers" && s.rayClusterSpec.value("enableInTreeAutoscaling", false)) {
+      return spec(where + ": DeleteWorkers is not allowed with autoscaling");
+    }
+    return std::nullopt;
+  };
+  if (legacy) {
+    if (!d.contains("onSuccess") || !d.contains("onFailure")) return spec("spec.deletionStrategy: onSuccess and onFailure must be set together");
+    for (const char* k : {"onSuccess", "onFailure"}) {
+      std::string policy = d[k].value("policy", "");
+      if (auto e = checkPolicy(policy, std::string("spec.deletionStrategy.") + k + ".policy")) return e;
+      if (policy == "DeleteNone" && s.shutdownAfterJobFinishes) return spec(std::string("spec.deletionStrategy.") + k + ": DeleteNone conflicts with shutdownAfterJobFinishes=true");
+    }
+    return std::nullopt;
+  }
+  if (s.shutdownAfterJobFinishes) return spec("spec.deletionStrategy.deletionRules: cannot be combined with shutdownAfterJobFinishes=true");
+  const json& list = d["deletionRules"];
+  if (!list.is_array() || list.empty()) return spec("spec.deletionStrategy.deletionRules: needs at least one rule");
+  std::set<std::string> seen;
+  std::map<std::string, std::map<int, int>> ttlByCondition;  // condition -> impact -> ttl
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string where = "spec.deletionStrategy.deletionRules[" + std::to_string(i) + "]";
+    std::string policy = list[i].value("policy", "");
+    if (auto e = checkPolicy(policy, where + ".policy")) return e;
+    json cond = list[i].value("condition", json::object());
+    if (cond.contains("jobStatus") == cond.contains("jobDeploymentStatus")) return spec(where + ".condition: set exactly one of jobStatus and jobDeploymentStatus");
+    int ttl = cond.value("ttlSeconds", 0);
+    if (ttl < 0) return spec(where + ".condition.ttlSeconds: must be >= 0");
+    std::string condition = cond.contains("jobStatus") ? "jobStatus=" + cond["jobStatus"].get<std::string>()
+                                                       : "jobDeploymentStatus=" + cond["jobDeploymentStatus"].get<std::string>();
+    if (!seen.insert(condition + "/" + policy).second) return spec(where + ": duplicate rule for " + condition + " and " + policy);
+    int impact = policy == "DeleteWorkers" ? 1 : policy == "DeleteCluster" ? 2 : policy == "DeleteSelf" ? 3 : 0;
+    if (impact) ttlByCondition[condition][impact] = ttl;
+  }
+  for (const auto& [condition, byImpact] : ttlByCondition) {
+    int previous = -1;
+    for (const auto& [impact, ttl] : byImpact) {
+      if (ttl < previous) return spec("spec.deletionStrategy.deletionRules: for " + condition + " the TTLs must grow Workers <= Cluster <= Self");
+      previous = ttl;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ValidationError> validateRayJob(const RayJob& job) {
@@ -79,6 +138,7 @@ std::optional<ValidationError> validateRayJob(const RayJob& job) {
   if (auto e = validateNumbers(job.spec)) return e;
   if (auto e = validateClusterSource(job.spec)) return e;
   if (auto e = validateModes(job.spec)) return e;
+  if (auto e = validateDeletionStrategy(job.spec)) return e;
   try {
     runtimeEnvJson(job.spec.runtimeEnvYAML);
   } catch (const std::invalid_argument& e) {

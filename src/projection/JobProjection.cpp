@@ -121,12 +121,14 @@ void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
   }
 }
 
-std::string JobProjection::checkpoint() const {
+std::string JobProjection::checkpoint() const { return snapshot().first; }
+
+std::pair<std::string, uint64_t> JobProjection::snapshot() const {
   std::lock_guard lock(mu_);
   json jobs = json::object();
   for (const auto& [key, state] : jobs_) jobs[key] = stateToJson(state);
   auto bytes = json::to_cbor(json{{"version", 1}, {"applied_through", appliedThrough_}, {"jobs", jobs}});
-  return std::string(bytes.begin(), bytes.end());
+  return {std::string(bytes.begin(), bytes.end()), appliedThrough_};
 }
 
 void JobProjection::restore(const std::string& bytes) {

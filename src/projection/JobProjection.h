@@ -61,6 +61,8 @@ class JobProjection : public Projection {
   void restore(const std::string& bytes) override;
 
   uint64_t appliedThrough() const;
+  // checkpoint() and the seq it covers, taken together.
+  std::pair<std::string, uint64_t> snapshot() const;
   std::optional<JobState> job(const std::string& key) const;
   controller::JobFacts facts(const std::string& key, const std::string& currentJobId) const;
   // Every intent still in doubt, with the key of its RayJob.

@@ -45,6 +45,7 @@ int SimWorld::advance() {
     changes += provisionClusters();
     changes += runKubelet();
     changes += runSubmitterJobs();
+    changes += runSidecars();
   } catch (const kube::ApiError&) {
     // An injected API fault hit a simulated actor; it simply tries again on the next advance.
   }
@@ -66,12 +67,23 @@ int SimWorld::provisionClusters() {
                                          {"spec", {{"clusterIP", "None"}, {"selector", head},
                                                    {"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}});
     std::vector<std::string> pods{c + "-head"};
-    changes += ensure(kube_, "Pod", {{"apiVersion", "v1"}, {"kind", "Pod"},
-                                     {"metadata", ownedMeta(c + "-head", cluster, "RayCluster", head)},
-                                     {"status", {{"phase", "Pending"}}}});
+    json headSpec = cluster["spec"].value("headGroupSpec", json::object()).value("template", json::object()).value("spec", json::object());
+    bool noRestart = cluster["metadata"].value("annotations", json::object()).value("ray.io/disable-provisioned-head-restart", "") == "true";
+    if (!(noRestart && cluster.value("status", json::object()).value("state", "") == "ready")) {
+      changes += ensure(kube_, "Pod", {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                       {"metadata", ownedMeta(c + "-head", cluster, "RayCluster", head)},
+                                       {"spec", headSpec},
+                                       {"status", {{"phase", "Pending"}}}});
+    }
     int desiredWorkers = 0;
     for (const auto& group : cluster["spec"].value("workerGroupSpecs", json::array())) {
-      if (group.value("suspend", false)) continue;
+      if (group.value("suspend", false)) {
+        for (const auto& pod : kube_.list("Pod", ns, {{"ray.io/cluster", c}, {"ray.io/group", group.value("groupName", "workers")}})) {
+          kube_.remove("Pod", ns, pod["metadata"]["name"]);
+          ++changes;
+        }
+        continue;
+      }
       int replicas = group.value("replicas", group.value("minReplicas", 0)) * group.value("numOfHosts", 1);
       json worker = labels;
       worker["ray.io/node-type"] = "worker";
@@ -120,6 +132,44 @@ int SimWorld::runKubelet() {
                      {"podIP", "10.0.0.1"}};
     kube_.updateStatus("Pod", pod);
     ++changes;
+  }
+  return changes;
+}
+
+// A SidecarMode submitter container in a running head Pod: submit (no status check, as
+// KubeRay's sidecar command), then exit 0 or 1 with the Ray job's outcome.
+int SimWorld::runSidecars() {
+  int changes = 0;
+  for (auto pod : kube_.list("Pod", "", {{"ray.io/node-type", "head"}})) {
+    if (pod["status"].value("phase", "") != "Running") continue;
+    json containers = pod.value("spec", json::object()).value("containers", json::array());
+    for (const auto& container : containers) {
+      if (container.value("name", "") != "ray-job-submitter") continue;
+      json statuses = pod["status"].value("containerStatuses", json::array());
+      bool terminated = false;
+      for (const auto& cs : statuses) terminated = terminated || (cs.value("name", "") == "ray-job-submitter" && cs["state"].contains("terminated"));
+      if (terminated) continue;
+      std::string dashboard = pod["metadata"]["labels"].value("ray.io/cluster", "") + "-head-svc." + pod["metadata"].value("namespace", "default") + ".svc.cluster.local:8265";
+      std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
+      try {
+        auto info = ray_.getJob(dashboard, id);
+        if (!info) {
+          ray::SubmitRequest request;
+          request.submissionId = id;
+          request.metadata[kAttemptMetadataKey] = envValue(container, "RAYJOURNAL_ATTEMPT");
+          ray_.submit(dashboard, request);
+        } else if (ray::isTerminalRayStatus(info->status)) {
+          statuses.push_back({{"name", "ray-job-submitter"},
+                              {"state", {{"terminated", {{"exitCode", info->status == "SUCCEEDED" ? 0 : 1},
+                                                         {"finishedAt", toRfc3339(clock_.nowMs())}}}}}});
+          pod["status"]["containerStatuses"] = statuses;
+          kube_.updateStatus("Pod", pod);
+          ++changes;
+        }
+      } catch (const ray::RayError&) {
+        // The dashboard is not up yet: the sidecar's health loop keeps waiting.
+      }
+    }
   }
   return changes;
 }

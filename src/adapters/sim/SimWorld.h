@@ -28,6 +28,7 @@ class SimWorld {
   int provisionClusters();
   int runKubelet();
   int runSubmitterJobs();
+  int runSidecars();
   int runSubmitterJob(json job);
   json ownedMeta(const std::string& name, const json& owner, const std::string& kind, json labels);
 

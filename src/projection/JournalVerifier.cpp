@@ -1,0 +1,175 @@
+#include "projection/JournalVerifier.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "projection/JobProjection.h"
+#include "wal/JournalError.h"
+
+namespace rayjournal::projection {
+namespace {
+
+struct PendingIntent {
+  std::string key;
+  std::string action;
+  std::string target;
+  uint32_t attempt;
+};
+
+struct CheckpointBase {
+  uint64_t coversThrough;
+  std::string state;
+};
+
+struct JobTrack {
+  std::string uid;
+  uint32_t attempt = 0;
+  bool retryingWritten = false;  // a Retrying status write landed since the last attempt start
+  bool startedThisEpoch = false;
+};
+
+class Verifier {
+ public:
+  explicit Verifier(VerifyReport& report) : report_(report) {}
+
+  void visit(const wal::Record& r, wal::Journal& journal) {
+    ++report_.records;
+    switch (r.type) {
+      case wal::RecordType::Intent: intents_[r.seq] = {key(r), r.body.value("action", ""), r.body.value("target", ""), r.attempt}; break;
+      case wal::RecordType::Outcome: outcome(r); break;
+      case wal::RecordType::Observation: observation(r); break;
+      case wal::RecordType::Checkpoint: checkpoint(r, journal); break;
+      case wal::RecordType::ControllerStarted:
+        for (auto& [k, t] : jobs_) t.startedThisEpoch = false;
+        break;
+    }
+    if (r.type != wal::RecordType::Checkpoint) projection_.apply(r);
+    checkDue(r.seq, journal);
+  }
+
+ private:
+  static std::string key(const wal::Record& r) { return r.object.ns + "/" + r.object.name; }
+  void violation(uint64_t seq, const std::string& rule, const std::string& message) {
+    report_.violations.push_back({seq, rule, message});
+  }
+
+  void outcome(const wal::Record& r) {
+    uint64_t intentSeq = r.body.value("intent_seq", uint64_t(0));
+    auto it = intents_.find(intentSeq);
+    if (intentSeq == 0 || intentSeq >= r.seq || it == intents_.end()) {
+      violation(r.seq, "outcome-without-intent", "Outcome seq " + std::to_string(r.seq) + " answers intent seq " +
+                                                     std::to_string(intentSeq) + ", which is not an earlier Intent");
+      return;
+    }
+    const PendingIntent& in = it->second;
+    std::string result = r.body.contains("resolved_after_restart") ? r.body["resolved_after_restart"].get<std::string>()
+                                                                   : r.body.value("result", "");
+    bool executedNow = result == "ok";  // adopted / already_done / found mean it had happened before
+    if (executedNow) sideEffect(r.seq, in);
+    if (in.action == "WriteStatus" && (result == "ok" || result == "found")) {
+      auto status = projection_.job(in.key);
+      (void)status;
+      if (retryingIntents_.count(intentSeq)) jobs_[in.key].retryingWritten = true;
+    }
+  }
+
+  void sideEffect(uint64_t seq, const PendingIntent& in) {
+    std::string identity;
+    if (in.action == "CreateRayCluster") identity = "RayCluster " + in.target;
+    else if (in.action == "CreateSubmitterJob") identity = "submitter Job " + in.target + " attempt " + std::to_string(in.attempt);
+    else if (in.action == "SubmitRayJob") identity = "Ray submission " + in.target;
+    else return;
+    auto [it, inserted] = executed_.emplace(in.key + " " + identity, seq);
+    if (!inserted) {
+      violation(seq, "duplicate-side-effect", in.key + ": " + identity + " executed twice (outcome seqs " +
+                                                  std::to_string(it->second) + " and " + std::to_string(seq) + ")");
+    }
+  }
+
+  void observation(const wal::Record& r) {
+    if (r.body.value("observation", "") != "AttemptStarted") return;
+    JobTrack& t = jobs_[key(r)];
+    if (t.uid != r.object.uid) t = JobTrack{r.object.uid};
+    uint32_t attempt = r.body.value("attempt", 1u);
+    if (attempt < t.attempt) {
+      violation(r.seq, "attempt-decreased", key(r) + ": attempt went from " + std::to_string(t.attempt) + " to " + std::to_string(attempt));
+    } else if (attempt > t.attempt && t.attempt > 0 && !t.retryingWritten) {
+      violation(r.seq, "attempt-without-retry", key(r) + ": attempt " + std::to_string(attempt) +
+                                                    " started without a Retrying status write after attempt " + std::to_string(t.attempt));
+    }
+    t.attempt = attempt;
+    t.retryingWritten = false;
+  }
+
+  void checkpoint(const wal::Record& r, wal::Journal& journal) {
+    if (!journal.checkpointAt(r.seq)) {
+      violation(r.seq, "checkpoint-missing", "Checkpoint record seq " + std::to_string(r.seq) + " has no stored state");
+    }
+  }
+
+ public:
+  // Compares every checkpoint that covers exactly through seq with the replayed projection.
+  void checkDue(uint64_t seq, wal::Journal& journal) {
+    auto it = due_.find(seq);
+    if (it == due_.end()) return;
+    std::string replayed = projection_.checkpoint();
+    for (uint64_t cpSeq : it->second) {
+      compare(cpSeq, replayed, journal.checkpointAt(cpSeq)->state);
+      ++report_.checkpointsChecked;
+    }
+  }
+  void restore(const std::string& state) { projection_.restore(state); }
+  std::map<uint64_t, std::vector<uint64_t>> due_;
+
+ private:
+  void compare(uint64_t seq, const std::string& replayed, const std::string& stored) {
+    if (replayed != stored) {
+      violation(seq, "checkpoint-mismatch", "checkpoint at seq " + std::to_string(seq) +
+                                                " differs from the projection replayed up to it (" + std::to_string(stored.size()) +
+                                                " stored bytes vs " + std::to_string(replayed.size()) + " replayed)");
+    }
+  }
+
+ public:
+  std::set<uint64_t> retryingIntents_;
+  uint64_t firstSeq_ = 1;
+
+ private:
+  VerifyReport& report_;
+  JobProjection projection_;
+  std::map<uint64_t, PendingIntent> intents_;
+  std::map<std::string, uint64_t> executed_;
+  std::map<std::string, JobTrack> jobs_;
+};
+
+}  // namespace
+
+VerifyReport verifyJournal(wal::Journal& journal) {
+  VerifyReport report;
+  Verifier verifier(report);
+  uint64_t start = journal.firstSeq();
+  std::optional<CheckpointBase> base;
+  for (uint64_t seq : journal.checkpointSeqs()) {
+    auto cp = journal.checkpointAt(seq);
+    if (cp->coversThrough + 1 >= start) verifier.due_[cp->coversThrough].push_back(seq);
+    // After pruning, history starts at the oldest checkpoint that reaches the first record.
+    if (start > 1 && !base && cp->coversThrough + 1 >= start) base = CheckpointBase{cp->coversThrough, cp->state};
+  }
+  if (base) {
+    verifier.restore(base->state);
+    start = base->coversThrough + 1;
+  }
+  verifier.firstSeq_ = start;
+  journal.scan(start, [&](const wal::Record& r) {
+    if (r.type == wal::RecordType::Intent && r.body.value("action", "") == "WriteStatus" &&
+        r.body.value("status", nlohmann::json::object()).value("jobDeploymentStatus", "") == "Retrying") {
+      verifier.retryingIntents_.insert(r.seq);
+    }
+    verifier.visit(r, journal);
+    return true;
+  });
+  return report;
+}
+
+}  // namespace rayjournal::projection
