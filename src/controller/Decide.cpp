@@ -297,7 +297,7 @@ void decideRunning(Ctx& c) {
       }
       c.intent(Action::SubmitRayJob, c.st.jobId, submitObject(c));
       c.plan.why = "submitting " + c.st.jobId + " over HTTP";
-    } else if (submitterFinished) {
+    } else if (submitterFinished && !submitterFailed) {
       c.fail("AppFailed", "Submitter completed but Ray job not found in RayCluster.");
       return;
     } else {

@@ -174,6 +174,16 @@ int SimWorld::runSidecars() {
   return changes;
 }
 
+// The owning RayJob's rayjournal.io/sim-submitter annotation "fail" makes every submitter pod fail.
+bool SimWorld::submitterBroken(const json& job) {
+  for (const auto& ref : job["metadata"].value("ownerReferences", json::array())) {
+    if (ref.value("kind", "") != "RayJob") continue;
+    auto owner = kube_.get("RayJob", job["metadata"].value("namespace", "default"), ref.value("name", ""));
+    if (owner && (*owner)["metadata"].value("annotations", json::object()).value(kSimSubmitterAnnotation, "") == "fail") return true;
+  }
+  return false;
+}
+
 int SimWorld::runSubmitterJobs() {
   int changes = 0;
   for (auto job : kube_.list("Job", "", {{"app.kubernetes.io/created-by", "kuberay-operator"}})) {
@@ -202,6 +212,7 @@ int SimWorld::runSubmitterJob(json job) {
   next["active"] = 1;
   std::string condition;
   try {
+    if (submitterBroken(job)) throw ray::RayError("submitter pod exited with code 1 (simulated)");
     auto info = ray_.getJob(dashboard, id);
     if (!info) {
       ray::SubmitRequest request;

@@ -23,12 +23,14 @@ class SimWorld {
       : kube_(kube), ray_(ray), clock_(clock), options_(options) {}
   // Moves every simulated actor forward to the clock's now. Returns the number of changes made.
   int advance();
+  void setOptions(SimWorldOptions options) { options_ = options; }
 
  private:
   int provisionClusters();
   int runKubelet();
   int runSubmitterJobs();
   int runSidecars();
+  bool submitterBroken(const json& job);
   int runSubmitterJob(json job);
   json ownedMeta(const std::string& name, const json& owner, const std::string& kind, json labels);
 
