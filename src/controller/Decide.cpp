@@ -265,6 +265,7 @@ void decideRunning(Ctx& c) {
     RayJob withStatus = c.job;
     withStatus.status = c.st;
     c.intent(Action::CreateSubmitterJob, c.job.name, buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
+    c.plan.observations.push_back({{"observation", "ChildMissing"}, {"kind", "Job"}, {"name", c.job.name}, {"jobId", c.st.jobId}});
     c.event("Warning", "SubmitterJobRecreated", "submitter Job " + c.job.ns + "/" + c.job.name + " was missing; recreated it for submission " + c.st.jobId);
   }
   const RayProbe& ray = c.o.ray;
@@ -289,6 +290,9 @@ void decideRunning(Ctx& c) {
       return;
     }
   } else if (ray.reachable && !ray.info) {
+    // Ray answered: the status check itself succeeded, so an earlier failure streak is over
+    // (KubeRay keeps the timer running through 404s and can time out a healthy wait).
+    c.st.jobStatusCheckFailureStartTime = "";
     if (c.job.spec.submissionMode == "HTTPMode") {
       if (c.facts.submittedIds.count(c.st.jobId)) {
         // W8: the journal says Ray accepted this id; a 404 now means Ray lost the record.
@@ -307,8 +311,9 @@ void decideRunning(Ctx& c) {
     recordStatusCheckFailure(c, ray.error);
     if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return;
   }
-  if (submitterFailed && !(ray.reachable && ray.info)) {
-    // W5: only a failed submitter and no live Ray job together fail the attempt.
+  if (submitterFailed && !(ray.reachable && ray.info) && !(ray.asked && !ray.reachable)) {
+    // W5: only a failed submitter and a Ray that does not know the job fail the attempt; while
+    // Ray cannot be asked, wait (the status-check timeout bounds the wait).
     if (c.st.jobStatus == "FAILED") c.fail("AppFailed", c.st.message);
     else c.fail("SubmissionFailed", "Job submission has failed. Reason: " + failedCondition.value("reason", "") +
                                         ". Message: " + failedCondition.value("message", ""));

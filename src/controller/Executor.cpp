@@ -39,9 +39,10 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
       outcome["detail"] = "an earlier intent of the same decision failed";
     } else {
       try {
+        if (hook) hook(Stage::IntentDurable, intent, intentSeq);
         outcome["result"] = run(job, intent, current);
         ++result.executed;
-        if (afterExecuteHook) afterExecuteHook(intent);
+        if (hook) hook(Stage::Executed, intent, intentSeq);
       } catch (const kube::ApiError& e) {
         outcome["result"] = "error";
         outcome["detail"] = e.what();
@@ -56,6 +57,7 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
       }
     }
     journal_.append(recordFor(job, wal::RecordType::Outcome, outcome), wal::Durability::Lazy);
+    if (hook && outcome["result"] != "abandoned") hook(Stage::OutcomeJournaled, intent, intentSeq);
   }
   return result;
 }

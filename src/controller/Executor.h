@@ -31,9 +31,9 @@ class Executor {
   ExecResult execute(const RayJob& job, const Plan& plan);
   // Posts a Kubernetes Event about the RayJob (best effort: a failure is only logged).
   void postEvent(const RayJob& job, const EventNote& note);
-  // Test hook: called after an intent executed and before its outcome is journaled; a crash
-  // simulation throws from it.
-  std::function<void(const Intent&)> afterExecuteHook;
+  // Simulation hook at the journal boundaries of each intent; a crash simulation throws from it.
+  enum class Stage { IntentDurable, Executed, OutcomeJournaled };
+  std::function<void(Stage, const Intent&, uint64_t intentSeq)> hook;
 
  private:
   // Returns the outcome result ("ok", "adopted", "already_done"); throws on failure.

@@ -38,6 +38,10 @@ json Intent::journalBody() const {
     for (const char* k : {"jobDeploymentStatus", "jobStatus", "rayClusterName", "jobId", "reason", "failed", "succeeded", "startTime", "endTime"}) {
       if (object.contains(k)) body["status"][k] = object[k];
     }
+  } else if (action == Action::CreateSubmitterJob) {
+    for (const auto& env : object["spec"]["template"]["spec"]["containers"][0].value("env", json::array())) {
+      if (env.value("name", "") == "RAY_JOB_SUBMISSION_ID") body["submission_id"] = env.value("value", "");
+    }
   } else if (action == Action::SubmitRayJob || action == Action::StopRayJob) {
     body["dashboard"] = object.value("dashboard", "");
   }

@@ -37,8 +37,11 @@ std::string resolve(const std::string& key, const IntentFact& intent, kube::Kube
   }
   if (a == "WriteStatus") {
     json want = intent.status.is_object() ? intent.status : json::object();
+    // Every field as written: found. Otherwise Kubernetes has moved on, or the write never
+    // landed; the two cannot be told apart from the status alone, and it does not matter: the
+    // next decision starts from what Kubernetes holds.
     for (const auto& [k, v] : want.items()) {
-      if (status.value(k, json()) != v) return status.value("jobDeploymentStatus", "") == want.value("jobDeploymentStatus", "") ? "superseded" : "absent";
+      if (status.value(k, json()) != v) return "superseded";
     }
     return "found";
   }
@@ -58,7 +61,7 @@ std::string resolve(const std::string& key, const IntentFact& intent, kube::Kube
 }  // namespace
 
 RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection, kube::KubeClient& kube,
-                       ray::RayJobsClient& ray) {
+                       ray::RayJobsClient& ray, const std::function<void()>& afterResolve) {
   auto start = std::chrono::steady_clock::now();
   RecoveryReport report;
   uint64_t from = journal.firstSeq();
@@ -93,6 +96,7 @@ RecoveryReport recover(wal::Journal& journal, projection::JobProjection& project
                     {"resolved_after_restart", resolution}};
     journal.append(outcome, wal::Durability::Lazy);
     spdlog::info("recovery: {} intent {} {} (seq {}) resolved {}", key, intent.action, intent.target, intent.seq, resolution);
+    if (afterResolve) afterResolve();
   }
   journal.sync();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

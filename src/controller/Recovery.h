@@ -5,6 +5,8 @@
 // Runs before any worker starts. Blocking; not thread-safe.
 #pragma once
 
+#include <functional>
+
 #include "adapters/kube/KubeClient.h"
 #include "adapters/ray/RayJobsClient.h"
 #include "projection/JobProjection.h"
@@ -20,7 +22,8 @@ struct RecoveryReport {
   double seconds = 0;
 };
 
+// afterResolve (simulation hook) runs after each in-doubt intent's Outcome is appended.
 RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection, kube::KubeClient& kube,
-                       ray::RayJobsClient& ray);
+                       ray::RayJobsClient& ray, const std::function<void()>& afterResolve = {});
 
 }  // namespace rayjournal::controller

@@ -118,6 +118,7 @@ void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
     job.lastRayStatus = r.body.value("status", "");
   } else if (what == "Drift") {
     job.drifts++;
+    job.lastDeploymentStatus = r.body.value("kubernetes_has", "");
   }
 }
 

@@ -15,6 +15,7 @@ struct PendingIntent {
   std::string action;
   std::string target;
   uint32_t attempt;
+  std::string submissionId;
 };
 
 struct CheckpointBase {
@@ -36,7 +37,9 @@ class Verifier {
   void visit(const wal::Record& r, wal::Journal& journal) {
     ++report_.records;
     switch (r.type) {
-      case wal::RecordType::Intent: intents_[r.seq] = {key(r), r.body.value("action", ""), r.body.value("target", ""), r.attempt}; break;
+      case wal::RecordType::Intent:
+        intents_[r.seq] = {key(r), r.body.value("action", ""), r.body.value("target", ""), r.attempt, r.body.value("submission_id", "")};
+        break;
       case wal::RecordType::Outcome: outcome(r); break;
       case wal::RecordType::Observation: observation(r); break;
       case wal::RecordType::Checkpoint: checkpoint(r, journal); break;
@@ -67,7 +70,7 @@ class Verifier {
                                                                    : r.body.value("result", "");
     bool executedNow = result == "ok";  // adopted / already_done / found mean it had happened before
     if (executedNow) sideEffect(r.seq, in);
-    if (in.action == "WriteStatus" && (result == "ok" || result == "found")) {
+    if (in.action == "WriteStatus" && (result == "ok" || result == "found" || result == "superseded")) {
       auto status = projection_.job(in.key);
       (void)status;
       if (retryingIntents_.count(intentSeq)) jobs_[in.key].retryingWritten = true;
@@ -77,7 +80,7 @@ class Verifier {
   void sideEffect(uint64_t seq, const PendingIntent& in) {
     std::string identity;
     if (in.action == "CreateRayCluster") identity = "RayCluster " + in.target;
-    else if (in.action == "CreateSubmitterJob") identity = "submitter Job " + in.target + " attempt " + std::to_string(in.attempt);
+    else if (in.action == "CreateSubmitterJob") identity = "submitter Job " + in.target + " for submission " + in.submissionId;
     else if (in.action == "SubmitRayJob") identity = "Ray submission " + in.target;
     else return;
     auto [it, inserted] = executed_.emplace(in.key + " " + identity, seq);
@@ -88,6 +91,16 @@ class Verifier {
   }
 
   void observation(const wal::Record& r) {
+    if (r.body.value("observation", "") == "ChildMissing") {
+      // Someone else deleted the child: recreating it under the same identity is not a duplicate.
+      executed_.erase(key(r) + " submitter Job " + r.body.value("name", "") + " for submission " + r.body.value("jobId", ""));
+      return;
+    }
+    if (r.body.value("observation", "") == "Drift") {
+      // Kubernetes holds a status whose write looked failed (a lost response): it did land.
+      if (r.body.value("kubernetes_has", "") == "Retrying") jobs_[key(r)].retryingWritten = true;
+      return;
+    }
     if (r.body.value("observation", "") != "AttemptStarted") return;
     JobTrack& t = jobs_[key(r)];
     if (t.uid != r.object.uid) t = JobTrack{r.object.uid};

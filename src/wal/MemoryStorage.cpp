@@ -83,6 +83,12 @@ size_t MemoryStorage::unsyncedBatches() const {
   return unsynced_.size();
 }
 
+bool MemoryStorage::isDurable(Column column, std::string_view key) const {
+  std::lock_guard lock(mu_);
+  const auto& table = durable_[static_cast<int>(column)];
+  return table.find(key) != table.end();
+}
+
 void MemoryStorage::failNextWrites(int count) {
   std::lock_guard lock(mu_);
   failWrites_ = count;

@@ -24,6 +24,7 @@ class MemoryStorage : public JournalStorage {
   // (a prefix of unsynced writes may have reached the disk before the loss).
   void dropUnsynced(size_t keepBatches = 0);
   size_t unsyncedBatches() const;
+  bool isDurable(Column column, std::string_view key) const;
   // Makes the next `count` writes fail with a JournalError, as a full disk would.
   void failNextWrites(int count);
 

@@ -104,6 +104,11 @@ void SimKube::injectFault(FaultRule rule) {
   faults_.push_back(std::move(rule));
 }
 
+std::vector<json> SimKube::createHistory() const {
+  std::lock_guard lock(mu_);
+  return creates_;
+}
+
 std::map<std::string, uint64_t> SimKube::callCounts() const {
   std::lock_guard lock(mu_);
   return calls_;
@@ -217,10 +222,11 @@ json SimKube::create(const std::string& kind, const json& input) {
     object["metadata"].erase("deletionTimestamp");
     put(kind, object, kube::WatchEventType::Added, events);
     result = objects_[key];
+    json created{{"kind", kind}, {"namespace", nsOf(object)}, {"name", nameOf(object)}, {"uid", object["metadata"]["uid"]},
+                 {"owners", object["metadata"].value("ownerReferences", json::array())}};
+    if (kind != "Event") creates_.push_back(created);
     if (history_) {
-      std::string line = json{{"kind", kind}, {"namespace", nsOf(object)}, {"name", nameOf(object)},
-                              {"uid", object["metadata"]["uid"]},
-                              {"owners", object["metadata"].value("ownerReferences", json::array())}}.dump() + "\n";
+      std::string line = created.dump() + "\n";
       std::fwrite(line.data(), 1, line.size(), history_);
       std::fflush(history_);
     }

@@ -45,6 +45,8 @@ class SimKube : public kube::KubeClient {
   void watch(const std::string& kind, kube::WatchCallback callback) override;
 
   void injectFault(FaultRule rule);
+  // Every successful create since this SimKube started: {kind, namespace, name, uid, owners}.
+  std::vector<json> createHistory() const;
   // Counts of calls by "verb kind" (for benchmarks and tests).
   std::map<std::string, uint64_t> callCounts() const;
 
@@ -76,6 +78,7 @@ class SimKube : public kube::KubeClient {
   uint64_t resourceVersion_ = 0;
   std::vector<FaultRule> faults_;
   std::map<std::string, uint64_t> calls_;
+  std::vector<json> creates_;
   std::mutex watchMu_;
   std::map<std::string, std::vector<kube::WatchCallback>> watchers_;
 };

@@ -21,8 +21,8 @@ void crashAt(SimHarness& h, const std::string& action, bool beforeExecution) {
       if (r.type == wal::RecordType::Intent && r.body["action"] == action) crashed = true;
     });
   }
-  h.executor->afterExecuteHook = [&](const controller::Intent& i) {
-    if (!beforeExecution && controller::actionName(i.action) == action) {
+  h.executor->hook = [&](controller::Executor::Stage stage, const controller::Intent& i, uint64_t) {
+    if (stage == controller::Executor::Stage::Executed && !beforeExecution && controller::actionName(i.action) == action) {
       crashed = true;
       throw Crash();
     }
