@@ -21,10 +21,10 @@ bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels
 
 }  // namespace
 
-SimKube::SimKube(const Clock& clock, std::string dir) : clock_(clock), dir_(std::move(dir)) {
+SimKube::SimKube(const Clock& clock, std::string dir, bool readOnly) : clock_(clock), dir_(std::move(dir)) {
   if (dir_.empty()) return;
-  std::filesystem::create_directories(dir_);
-  load();
+  if (!readOnly) std::filesystem::create_directories(dir_);
+  load(readOnly);
 }
 
 SimKube::~SimKube() {
@@ -37,7 +37,7 @@ std::string SimKube::keyOf(const std::string& kind, const std::string& ns, const
 }
 
 // Replays the change log, then rewrites it compacted so it does not grow without bound.
-void SimKube::load() {
+void SimKube::load(bool readOnly) {
   std::string path = dir_ + "/objects.jsonl";
   {
     std::ifstream in(path);
@@ -57,6 +57,7 @@ void SimKube::load() {
       resourceVersion_ = std::max<uint64_t>(resourceVersion_, entry.value("rv", uint64_t(0)));
     }
   }
+  if (readOnly) return;
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

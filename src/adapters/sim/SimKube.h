@@ -30,8 +30,9 @@ struct FaultRule {
 
 class SimKube : public kube::KubeClient {
  public:
-  // dir empty: memory only. Otherwise loads <dir>/objects.jsonl and appends every change to it.
-  SimKube(const Clock& clock, std::string dir = "");
+  // dir empty: memory only. Otherwise loads <dir>/objects.jsonl and appends every change to it;
+  // with readOnly it only loads (tools inspecting a running operator's cluster).
+  SimKube(const Clock& clock, std::string dir = "", bool readOnly = false);
   ~SimKube() override;
 
   std::optional<json> get(const std::string& kind, const std::string& ns, const std::string& name) override;
@@ -65,7 +66,7 @@ class SimKube : public kube::KubeClient {
   void finishIfUnblocked(const std::string& key, std::vector<Event>& events);
   void dispatch(const std::vector<Event>& events);
   void persist(const std::string& op, const std::string& key, const json* object);
-  void load();
+  void load(bool readOnly);
   json& checkedExisting(const std::string& kind, const json& object);
 
   const Clock& clock_;

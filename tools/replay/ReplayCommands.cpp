@@ -1,0 +1,342 @@
+#include "ReplayCommands.h"
+
+#include <map>
+#include <set>
+
+#include "adapters/TimeFormat.h"
+#include "adapters/sim/SimKube.h"
+#include "adapters/sim/SimRay.h"
+#include "controller/Children.h"
+#include "projection/JobProjection.h"
+#include "projection/JournalVerifier.h"
+#include "wal/Journal.h"
+#include "wal/JournalError.h"
+
+namespace rayjournal::replay {
+namespace {
+
+using nlohmann::json;
+
+struct OpenError {
+  std::string message;
+};
+
+std::unique_ptr<wal::Journal> openReadOnly(const std::string& dir) {
+  wal::JournalOptions options;
+  options.readOnly = true;
+  try {
+    return wal::Journal::open(dir, options);
+  } catch (const wal::JournalError& e) {
+    throw OpenError{e.what()};
+  }
+}
+
+// Runs a command body, mapping journal failures to exit code 3 with the cause.
+template <typename F>
+int guarded(std::ostream& out, F&& body) {
+  try {
+    return body();
+  } catch (const OpenError& e) {
+    out << "rayjournal-replay: cannot open the journal: " << e.message << "\n";
+  } catch (const wal::CorruptionError& e) {
+    out << "rayjournal-replay: " << e.what() << "\n";
+  } catch (const wal::JournalError& e) {
+    out << "rayjournal-replay: " << e.what() << "\n";
+  }
+  return 3;
+}
+
+std::string seconds(int64_t ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%+.3fs", double(ms) / 1000.0);
+  return buf;
+}
+
+// Replays the projection through `through` (inclusive), from the newest checkpoint at or below.
+std::unique_ptr<projection::JobProjection> projectionAt(wal::Journal& journal, uint64_t through) {
+  auto holder = std::make_unique<projection::JobProjection>();
+  projection::JobProjection& p = *holder;
+  uint64_t from = journal.firstSeq();
+  for (uint64_t seq : journal.checkpointSeqs()) {
+    auto cp = journal.checkpointAt(seq);
+    if (cp->coversThrough <= through && cp->coversThrough + 1 > from) {
+      p.restore(cp->state);
+      from = cp->coversThrough + 1;
+    }
+  }
+  journal.scan(from, [&](const wal::Record& r) {
+    if (r.seq > through) return false;
+    if (r.type != wal::RecordType::Checkpoint) p.apply(r);
+    return true;
+  });
+  return holder;
+}
+
+uint64_t seqAt(wal::Journal& journal, const Position& at) {
+  if (at.seq) return *at.seq;
+  uint64_t last = 0;
+  journal.scan(0, [&](const wal::Record& r) {
+    if (r.timeMs > *at.timeMs) return false;
+    last = r.seq;
+    return true;
+  });
+  return last;
+}
+
+std::string describe(const wal::Record& r) {
+  const json& b = r.body;
+  switch (r.type) {
+    case wal::RecordType::Intent: {
+      std::string text = "intend   " + b.value("action", "") + " " + b.value("target", "");
+      if (b.contains("status")) text += " " + b["status"].value("jobDeploymentStatus", "");
+      if (b.contains("why")) text += "  (why: " + b["why"].get<std::string>() + ")";
+      return text;
+    }
+    case wal::RecordType::Outcome:
+      if (b.contains("resolved_after_restart")) {
+        return "resolved " + b.value("action", "") + " " + b.value("target", "") + " (seq " + std::to_string(b.value("intent_seq", 0)) +
+               ", in doubt at restart): " + b["resolved_after_restart"].get<std::string>();
+      }
+      return "outcome  " + b.value("action", "") + " " + b.value("target", "") + ": " + b.value("result", "") +
+             (b.contains("detail") ? " — " + b["detail"].get<std::string>() : "");
+    case wal::RecordType::Observation: {
+      std::string what = b.value("observation", "");
+      if (what == "AttemptStarted") {
+        return "observe  attempt " + std::to_string(b.value("attempt", 0)) + " starts: RayCluster " + b.value("rayClusterName", "") +
+               ", submission " + b.value("jobId", "");
+      }
+      if (what == "Drift") return "observe  drift: journal expected " + b.value("journal_expected", "") + ", Kubernetes has " + b.value("kubernetes_has", "");
+      return "observe  " + what + " " + b.value("status", "");
+    }
+    default:
+      return std::string(wal::recordTypeName(r.type));
+  }
+}
+
+}  // namespace
+
+std::optional<Target> parseTarget(const std::string& text) {
+  auto slash = text.find('/');
+  Target t{slash == std::string::npos ? "default" : text.substr(0, slash), slash == std::string::npos ? text : text.substr(slash + 1)};
+  if (t.ns.empty() || t.name.empty() || t.name.find('/') != std::string::npos) return std::nullopt;
+  return t;
+}
+
+std::optional<Position> parsePosition(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return Position{std::stoull(text), std::nullopt};
+  if (auto t = parseRfc3339(text)) return Position{std::nullopt, *t};
+  return std::nullopt;
+}
+
+int summary(const std::string& dir, std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    std::map<std::string, uint64_t> counts;
+    int64_t first = 0, last = 0;
+    std::vector<json> epochs;
+    journal->scan(0, [&](const wal::Record& r) {
+      counts[std::string(wal::recordTypeName(r.type))]++;
+      if (!first) first = r.timeMs;
+      last = r.timeMs;
+      if (r.type == wal::RecordType::ControllerStarted) epochs.push_back({{"epoch", r.epoch}, {"time", toRfc3339(r.timeMs)}, {"body", r.body}});
+      return true;
+    });
+    auto holder = projectionAt(*journal, journal->latestSeq());
+    auto& p = *holder;
+    out << "journal " << dir << " (instance " << journal->instanceId() << ", format 1)\n";
+    out << "records " << journal->firstSeq() << ".." << journal->latestSeq() << " from " << toRfc3339(first) << " to " << toRfc3339(last) << "\n";
+    for (const auto& [type, n] : counts) out << "  " << type << ": " << n << "\n";
+    out << "restarts:\n";
+    for (const auto& e : epochs) {
+      out << "  epoch " << e["epoch"] << " at " << e["time"].get<std::string>() << ": replayed " << e["body"].value("replayed", 0)
+          << " records, " << e["body"].value("in_doubt", 0) << " intents in doubt\n";
+    }
+    std::map<std::string, int> byStatus;
+    json all = p.toJson();
+    for (const auto& [key, s] : all.items()) byStatus[s.value("last_deployment_status", "")]++;
+    out << "RayJobs by last written deployment status:\n";
+    for (const auto& [status, n] : byStatus) out << "  " << (status.empty() ? "(none)" : status) << ": " << n << "\n";
+    auto doubts = p.inDoubt();
+    out << "in doubt now: " << doubts.size() << "\n";
+    for (const auto& [key, i] : doubts) out << "  " << key << " " << i.action << " " << i.target << " (seq " << i.seq << ")\n";
+    return 0;
+  });
+}
+
+int timeline(const std::string& dir, const Target& target, bool asJson, std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    int64_t start = 0;
+    uint64_t epoch = 0, attempt = 0;
+    bool any = false;
+    journal->scanObject({"RayJob", target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
+      any = true;
+      if (asJson) {
+        json j = wal::recordToJson(r);
+        j["text"] = describe(r);
+        out << j.dump() << "\n";
+        return true;
+      }
+      if (!start) {
+        start = r.timeMs;
+        out << "RayJob " << target.ns << "/" << target.name << " (uid " << r.object.uid << "), first record " << toRfc3339(r.timeMs) << "\n";
+      }
+      if (r.epoch != epoch) {
+        out << (epoch ? "── controller restarted: epoch " : "── epoch ") << r.epoch << " ──\n";
+        epoch = r.epoch;
+      }
+      if (r.attempt != attempt) {
+        out << "  attempt " << r.attempt << "\n";
+        attempt = r.attempt;
+      }
+      out << "    " << seconds(r.timeMs - start) << "  #" << r.seq << "  " << describe(r) << "\n";
+      return true;
+    });
+    if (!any) {
+      out << "no records for RayJob " << target.ns << "/" << target.name << "\n";
+      return 1;
+    }
+    return 0;
+  });
+}
+
+int verify(const std::string& dir, std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    auto report = projection::verifyJournal(*journal);
+    for (const auto& v : report.violations) out << "VIOLATION seq " << v.seq << " [" << v.rule << "] " << v.message << "\n";
+    out << "verified " << report.records << " records, " << report.checkpointsChecked << " checkpoints: "
+        << (report.ok() ? "ok" : std::to_string(report.violations.size()) + " violations") << "\n";
+    return report.ok() ? 0 : 1;
+  });
+}
+
+int state(const std::string& dir, const std::optional<Target>& target, const std::optional<Position>& at, std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    uint64_t through = at ? seqAt(*journal, *at) : journal->latestSeq();
+    auto holder = projectionAt(*journal, through);
+    auto& p = *holder;
+    json result{{"at_seq", through}, {"jobs", p.toJson(target ? target->ns + "/" + target->name : "")}};
+    out << result.dump(2) << "\n";
+    return 0;
+  });
+}
+
+int exportJsonl(const std::string& dir, const std::optional<Position>& since, std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    uint64_t from = since && since->seq ? *since->seq : 0;
+    journal->scan(from, [&](const wal::Record& r) {
+      if (since && since->timeMs && r.timeMs < *since->timeMs) return true;
+      json j = wal::recordToJson(r);
+      j["schema"] = "rayjournal.export.v1";
+      j["time"] = toRfc3339(r.timeMs);
+      out << j.dump() << "\n";
+      return true;
+    });
+    return 0;
+  });
+}
+
+int diagnose(const std::string& dir, const Target& target, const std::string& clusterDir, std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    auto holder = projectionAt(*journal, journal->latestSeq());
+    auto& p = *holder;
+    std::string key = target.ns + "/" + target.name;
+    auto facts = p.job(key);
+    SystemClock clock;
+    sim::SimKube kube(clock, clusterDir, true);
+    sim::SimRay ray(kube, clock);
+    int problems = 0;
+    auto flag = [&](const std::string& text) {
+      out << "  ! " << text << "\n";
+      ++problems;
+    };
+    out << "RayJob " << key << "\n";
+    auto doc = kube.get("RayJob", target.ns, target.name);
+    json status = doc ? doc->value("status", json::object()) : json::object();
+    if (!doc) flag("the RayJob does not exist in Kubernetes");
+    if (!facts) flag("the journal has no record of this RayJob");
+    std::string jCluster = facts && !facts->attempts.empty() ? facts->attempts.back().rayClusterName : "";
+    std::string jSubmission = facts && !facts->attempts.empty() ? facts->attempts.back().jobId : "";
+    out << "current attempt " << (facts ? facts->attempt : 0) << ": journal says RayCluster " << jCluster << ", submission " << jSubmission << "\n";
+    out << "  Kubernetes status says RayCluster " << status.value("rayClusterName", "") << ", submission " << status.value("jobId", "")
+        << ", " << status.value("jobDeploymentStatus", "") << "\n";
+    if (doc && facts && (status.value("rayClusterName", "") != jCluster || status.value("jobId", "") != jSubmission) &&
+        !status.value("rayClusterName", "").empty()) {
+      flag("journal and Kubernetes disagree on the current identities (Kubernetes is authoritative)");
+    }
+    std::string uid = doc ? (*doc)["metadata"].value("uid", "") : "";
+    std::string cluster = status.value("rayClusterName", "");
+    auto child = [&](const std::string& kind, const std::string& name, bool expected) {
+      if (name.empty()) return;
+      auto obj = kube.get(kind, target.ns, name);
+      bool owned = obj && (controller::ownedBy(*obj, uid) || kind == "Pod" || kind == "Service");
+      out << "  " << kind << " " << name << ": " << (obj ? (owned ? "present, owned" : "present, NOT owned by this RayJob") : "absent") << "\n";
+      if (expected && !obj) flag(kind + " " + name + " is missing");
+      if (obj && !owned) flag(kind + " " + name + " is not owned by this RayJob (uid " + uid + ")");
+    };
+    std::string deployment = status.value("jobDeploymentStatus", "");
+    bool live = deployment == "Initializing" || deployment == "Running";
+    out << "children:\n";
+    child("RayCluster", cluster, live && doc && (*doc)["spec"].value("clusterSelector", json::object()).empty());
+    child("Pod", cluster.empty() ? "" : cluster + "-head", false);
+    child("Service", cluster.empty() ? "" : cluster + "-head-svc", false);
+    if (doc && (*doc)["spec"].value("submissionMode", "K8sJobMode") == "K8sJobMode") child("Job", target.name, deployment == "Running");
+    std::string dashboard = status.value("dashboardURL", "");
+    if (!dashboard.empty() && !status.value("jobId", "").empty()) {
+      try {
+        auto info = ray.getJob(dashboard, status["jobId"]);
+        out << "Ray: submission " << status["jobId"].get<std::string>() << " " << (info ? "present, " + info->status : "absent") << "\n";
+        if (!info && (facts && facts->submissions.count(status["jobId"]))) flag("Ray lost the record of a journaled submission");
+      } catch (const ray::RayError& e) {
+        out << "Ray: cannot ask (" << e.what() << ")\n";
+      }
+    }
+    if (facts) {
+      out << "in-doubt intents: " << facts->inDoubt.size() << "\n";
+      for (uint64_t seq : facts->inDoubt) out << "  seq " << seq << " " << facts->intents.at(seq).action << " " << facts->intents.at(seq).target << "\n";
+      if (!facts->inDoubt.empty()) flag(std::to_string(facts->inDoubt.size()) + " intents in doubt");
+      if (facts->attempts.size() > 1) {
+        out << "earlier attempts (what they may have written elsewhere):\n";
+        for (size_t i = 0; i + 1 < facts->attempts.size(); ++i) {
+          const auto& a = facts->attempts[i];
+          bool submitted = facts->submissions.count(a.jobId);
+          out << "  attempt " << a.attempt << " started " << toRfc3339(a.startMs) << ": RayCluster " << a.rayClusterName << ", submission "
+              << a.jobId << (submitted ? " (submitted over HTTP)" : "") << "\n";
+        }
+      }
+    }
+    out << (problems ? std::to_string(problems) + " problems found\n" : "journal and world agree\n");
+    return problems ? 1 : 0;
+  });
+}
+
+int diffAgainstKube(const std::string& dir, const std::string& clusterDir, std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    auto holder = projectionAt(*journal, journal->latestSeq());
+    auto& p = *holder;
+    SystemClock clock;
+    sim::SimKube kube(clock, clusterDir, true);
+    int drift = 0;
+    json all = p.toJson();
+    for (const auto& [key, s] : all.items()) {
+      auto slash = key.find('/');
+      auto doc = kube.get("RayJob", key.substr(0, slash), key.substr(slash + 1));
+      std::string expected = s.value("last_deployment_status", "");
+      std::string actual = doc ? doc->value("status", json::object()).value("jobDeploymentStatus", "") : "(deleted)";
+      if (doc && (*doc)["metadata"].value("uid", "") != s.value("uid", "")) actual += " (recreated, uid differs)";
+      if (actual != expected && actual != "(deleted)") {
+        out << key << ": journal last wrote " << expected << ", Kubernetes has " << actual << "\n";
+        ++drift;
+      }
+    }
+    out << drift << " RayJobs drifted\n";
+    return drift ? 1 : 0;
+  });
+}
+
+}  // namespace rayjournal::replay

@@ -1,0 +1,35 @@
+// The commands of rayjournal-replay. Each reads the journal read-only (RocksDB read-only open,
+// so it works beside a running operator), streams records, prints to the given stream, and
+// returns the process exit code: 0 ok, 1 verify failed or drift found, 2 usage, 3 cannot open
+// or corrupt.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace rayjournal::replay {
+
+struct Target {
+  std::string ns;
+  std::string name;
+};
+// "ns/name" or "name" (namespace default); nullopt when malformed.
+std::optional<Target> parseTarget(const std::string& text);
+
+struct Position {  // --at / --since: a seq, or an RFC 3339 time
+  std::optional<uint64_t> seq;
+  std::optional<int64_t> timeMs;
+};
+std::optional<Position> parsePosition(const std::string& text);
+
+int summary(const std::string& journalDir, std::ostream& out);
+int timeline(const std::string& journalDir, const Target& target, bool json, std::ostream& out);
+int verify(const std::string& journalDir, std::ostream& out);
+int state(const std::string& journalDir, const std::optional<Target>& target, const std::optional<Position>& at, std::ostream& out);
+int exportJsonl(const std::string& journalDir, const std::optional<Position>& since, std::ostream& out);
+int diagnose(const std::string& journalDir, const Target& target, const std::string& clusterDir, std::ostream& out);
+int diffAgainstKube(const std::string& journalDir, const std::string& clusterDir, std::ostream& out);
+
+}  // namespace rayjournal::replay
