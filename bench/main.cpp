@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "JournalBench.h"
+#include "ThroughputBench.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"rayjournal-bench: journal and reconcile benchmarks (JSON output)"};
@@ -19,9 +20,32 @@ int main(int argc, char** argv) {
   journal->add_option("--appenders", journalOptions.groupAppenders, "concurrent appenders for group commit")->check(CLI::PositiveNumber);
   journal->add_flag("--json", json, "print one JSON object (the default output)");
 
+  rayjournal::bench::ThroughputOptions tp;
+  tp.dir = journalOptions.dir;
+  bool compare = false;
+  auto* throughput = app.add_subcommand("throughput", "N RayJobs through their whole lifecycle on the simulated cluster");
+  throughput->add_option("--jobs", tp.jobs, "RayJobs")->capture_default_str();
+  throughput->add_option("--workers", tp.workers, "reconcile workers")->capture_default_str();
+  throughput->add_option("--durability", tp.durability, "sync, lazy or off")->capture_default_str();
+  throughput->add_option("--mode", tp.mode, "k8sjob or http")->capture_default_str();
+  throughput->add_option("--dir", tp.dir, "scratch directory for the journal");
+  throughput->add_flag("--compare", compare, "run --durability off then sync in one process and report the wall-time ratio");
+  throughput->add_flag("--json", json, "print one JSON object (the default output)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*journal) std::cout << rayjournal::bench::runJournalBench(journalOptions).dump(2) << std::endl;
+    if (*throughput && !compare) std::cout << rayjournal::bench::runThroughput(tp).dump(2) << std::endl;
+    if (*throughput && compare) {
+      auto off = tp, sync = tp;
+      off.durability = "off";
+      sync.durability = "sync";
+      auto a = rayjournal::bench::runThroughput(off);
+      auto b = rayjournal::bench::runThroughput(sync);
+      nlohmann::json out{{"off", a}, {"sync", b},
+                         {"sync_over_off_wall_ratio", b["wall_seconds"].get<double>() / a["wall_seconds"].get<double>()}};
+      std::cout << out.dump(2) << std::endl;
+    }
   } catch (const std::exception& e) {
     std::cerr << "rayjournal-bench: " << e.what() << std::endl;
     return 1;

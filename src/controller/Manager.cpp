@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 namespace rayjournal::controller {
 
 Manager::Manager(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray, const Clock& clock, ManagerOptions options)
@@ -54,6 +56,7 @@ RecoveryReport Manager::start() {
 void Manager::worker() {
   while (auto key = queue_.get()) {
     ReconcileResult result;
+    auto began = std::chrono::steady_clock::now();
     try {
       result = reconciler_.reconcile(*key);
     } catch (const std::exception& e) {
@@ -61,6 +64,11 @@ void Manager::worker() {
       result.error = true;
     }
     ++reconciles_;
+    if (options_.recordLatencies) {
+      auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began).count();
+      std::lock_guard lock(latencyMu_);
+      latenciesUs_.push_back(uint32_t(us));
+    }
     {
       std::lock_guard lock(restMu_);
       auto it = atRest_.find(*key);
@@ -93,6 +101,11 @@ void Manager::maybeCheckpoint(bool force) {
   } catch (const std::exception& e) {
     spdlog::error("checkpoint failed: {}", e.what());
   }
+}
+
+std::vector<uint32_t> Manager::latenciesUs() const {
+  std::lock_guard lock(latencyMu_);
+  return latenciesUs_;
 }
 
 bool Manager::idle() const {

@@ -20,6 +20,7 @@ struct ManagerOptions {
   uint64_t checkpointEveryRecords = 10000;
   int64_t checkpointEveryMs = 60000;
   DecideConfig decide;
+  bool recordLatencies = false;  // keep every reconcile's duration (benchmarks)
 };
 
 class Manager {
@@ -35,6 +36,7 @@ class Manager {
   projection::JobProjection& projection() { return projection_; }
   Executor& executor() { return executor_; }
   uint64_t reconciles() const { return reconciles_; }
+  std::vector<uint32_t> latenciesUs() const;
   void maybeCheckpoint(bool force = false);
 
  private:
@@ -55,6 +57,8 @@ class Manager {
   std::map<std::string, bool> atRest_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> reconciles_{0};
+  mutable std::mutex latencyMu_;
+  std::vector<uint32_t> latenciesUs_;
   std::mutex checkpointMu_;
   uint64_t lastCheckpointSeq_ = 0;
   int64_t lastCheckpointMs_ = 0;

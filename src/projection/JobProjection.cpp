@@ -1,9 +1,12 @@
 #include "projection/JobProjection.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace rayjournal::projection {
 namespace {
+
+constexpr size_t kKeptResolvedIntents = 8;
 
 std::string keyOf(const wal::Record& r) { return r.object.ns + "/" + r.object.name; }
 
@@ -99,6 +102,13 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
   f.outcome = r.body.contains("resolved_after_restart") ? r.body["resolved_after_restart"].get<std::string>()
                                                          : r.body.value("result", "");
   job.inDoubt.erase(seq);
+  // Resolved intents stay in the journal (timeline reads them there); the projection keeps the
+  // most recent few, so its size per RayJob stays bounded.
+  while (job.intents.size() > kKeptResolvedIntents + job.inDoubt.size()) {
+    auto oldest = std::find_if(job.intents.begin(), job.intents.end(), [&](const auto& kv) { return !job.inDoubt.count(kv.first); });
+    if (oldest == job.intents.end() || oldest->first == seq) break;
+    job.intents.erase(oldest);
+  }
   if (!landed(f.outcome)) return;
   if (f.action == "SubmitRayJob") job.submissions.emplace(f.target, r.timeMs);
   if (f.action == "WriteStatus" && f.status.is_object()) job.lastDeploymentStatus = f.status.value("jobDeploymentStatus", "");

@@ -219,7 +219,7 @@ uint64_t Journal::appendBatch(std::vector<Record> records, Durability durability
 }
 
 uint64_t Journal::submit(std::vector<Record>& records, bool sync) {
-  Writer w(&records, sync);
+  Writer w(&records, sync && !options_.syncAsLazy);
   return submit(w);
 }
 

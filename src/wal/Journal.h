@@ -35,6 +35,7 @@ struct JournalOptions {
   std::function<int64_t()> nowMs;  // wall clock for record times; system clock when empty
   std::chrono::milliseconds lazyFlushInterval{100};  // 0 disables the background flusher
   size_t maxGroupBytes = 4 << 20;
+  bool syncAsLazy = false;  // benchmarks only: acknowledge Sync appends without syncing
 };
 
 struct CheckpointData {

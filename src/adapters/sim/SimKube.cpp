@@ -47,10 +47,13 @@ void SimKube::load(bool readOnly) {
       if (entry.is_discarded()) break;  // a torn final line from a kill: everything before it stands
       std::string key = entry["key"];
       if (entry["op"] == "put") {
+        if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
+        index(key, entry["object"], true);
         objects_[key] = entry["object"];
         kindOfKey_[key] = entry["kind"];
         resourceVersion_ = std::max<uint64_t>(resourceVersion_, std::stoull(entry["object"]["metadata"].value("resourceVersion", "0")));
-      } else {
+      } else if (entry["op"] == "del") {
+        if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
         objects_.erase(key);
         kindOfKey_.erase(key);
       }
@@ -137,10 +140,36 @@ std::vector<json> SimKube::list(const std::string& kind, const std::string& ns,
   return out;
 }
 
+void SimKube::index(const std::string& key, const json& object, bool add) {
+  auto refs = object["metadata"].find("ownerReferences");
+  if (refs == object["metadata"].end()) return;
+  for (const auto& ref : *refs) {
+    std::string uid = ref.value("uid", "");
+    if (add) {
+      dependents_[uid].insert(key);
+    } else if (auto it = dependents_.find(uid); it != dependents_.end()) {
+      it->second.erase(key);
+      if (it->second.empty()) dependents_.erase(it);
+    }
+  }
+}
+
+std::vector<json> SimKube::listWhere(const std::string& kind, const std::function<bool(const json&)>& filter) {
+  std::lock_guard lock(mu_);
+  std::vector<json> out;
+  std::string prefix = kind + "/";
+  for (auto it = objects_.lower_bound(prefix); it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    if (filter(it->second)) out.push_back(it->second);
+  }
+  return out;
+}
+
 void SimKube::put(const std::string& kind, json object, kube::WatchEventType type, std::vector<Event>& events) {
   std::string key = keyOf(kind, nsOf(object), nameOf(object));
   object["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
   kindOfKey_[key] = kind;
+  if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
+  index(key, object, true);
   objects_[key] = object;
   persist("put", key, &object);
   events.push_back({kind, type, std::move(object)});
@@ -151,6 +180,7 @@ void SimKube::erase(const std::string& key, std::vector<Event>& events) {
   if (it == objects_.end()) return;
   json object = std::move(it->second);
   std::string kind = kindOfKey_[key];
+  index(key, object, false);
   objects_.erase(it);
   ++resourceVersion_;
   persist("del", key, nullptr);
@@ -163,12 +193,9 @@ void SimKube::erase(const std::string& key, std::vector<Event>& events) {
 // Background garbage collection: dependents of a deleted owner go too (finalizers respected).
 void SimKube::cascade(const std::string& uid, std::vector<Event>& events) {
   if (uid.empty()) return;
-  std::vector<std::string> dependents;
-  for (const auto& [key, object] : objects_) {
-    for (const auto& ref : object["metadata"].value("ownerReferences", json::array())) {
-      if (ref.value("uid", "") == uid) dependents.push_back(key);
-    }
-  }
+  auto found = dependents_.find(uid);
+  if (found == dependents_.end()) return;
+  std::vector<std::string> dependents(found->second.begin(), found->second.end());
   for (const auto& key : dependents) {
     auto it = objects_.find(key);
     if (it == objects_.end()) continue;
@@ -313,7 +340,9 @@ void SimKube::remove(const std::string& kind, const std::string& ns, const std::
         if (!refs.contains("ownerReferences")) continue;
         json kept = json::array();
         for (const auto& ref : refs["ownerReferences"]) if (ref.value("uid", "") != uid) kept.push_back(ref);
+        index(k, dependent, false);
         refs["ownerReferences"] = kept;
+        index(k, dependent, true);
       }
     }
     if (!object["metadata"].value("finalizers", json::array()).empty()) {

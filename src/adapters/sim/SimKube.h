@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
+#include <set>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -45,6 +47,10 @@ class SimKube : public kube::KubeClient {
               kube::Propagation propagation = kube::Propagation::Background) override;
   void watch(const std::string& kind, kube::WatchCallback callback) override;
 
+  // Like list, but the filter runs under the lock and only matches are copied (the simulated
+  // world's actors use it to skip objects with nothing to do).
+  std::vector<json> listWhere(const std::string& kind, const std::function<bool(const json&)>& filter);
+
   void injectFault(FaultRule rule);
   // Every successful create since this SimKube started: {kind, namespace, name, uid, owners}.
   std::vector<json> createHistory() const;
@@ -63,6 +69,7 @@ class SimKube : public kube::KubeClient {
   void put(const std::string& kind, json object, kube::WatchEventType type, std::vector<Event>& events);
   void erase(const std::string& key, std::vector<Event>& events);
   void cascade(const std::string& uid, std::vector<Event>& events);
+  void index(const std::string& key, const json& object, bool add);
   void finishIfUnblocked(const std::string& key, std::vector<Event>& events);
   void dispatch(const std::vector<Event>& events);
   void persist(const std::string& op, const std::string& key, const json* object);
@@ -76,6 +83,7 @@ class SimKube : public kube::KubeClient {
   mutable std::mutex mu_;
   std::map<std::string, json> objects_;  // key: kind/ns/name
   std::map<std::string, std::string> kindOfKey_;
+  std::map<std::string, std::set<std::string>> dependents_;  // owner uid -> keys of owned objects
   uint64_t resourceVersion_ = 0;
   std::vector<FaultRule> faults_;
   std::map<std::string, uint64_t> calls_;

@@ -7,7 +7,6 @@
 namespace rayjournal::sim {
 namespace {
 
-constexpr int64_t kPendingMs = 100;  // PENDING before RUNNING
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -67,22 +66,22 @@ ray::JobInfo SimRay::infoOf(const json& record) const {
   info.submissionId = s["submissionId"];
   int64_t now = clock_.nowMs();
   int64_t submitted = s["submittedMs"];
-  int64_t ends = submitted + kPendingMs + s.value("durationMs", int64_t(0));
+  int64_t ends = submitted + pendingMs_ + s.value("durationMs", int64_t(0));
   if (s.contains("stoppedMs")) {
     info.status = "STOPPED";
     info.message = "Job was intentionally stopped.";
     info.startTimeMs = submitted;
     info.endTimeMs = s["stoppedMs"];
-  } else if (now < submitted + kPendingMs) {
+  } else if (now < submitted + pendingMs_) {
     info.status = "PENDING";
     info.message = "Job has not started yet.";
   } else if (now < ends) {
     info.status = "RUNNING";
     info.message = "Job is currently running.";
-    info.startTimeMs = submitted + kPendingMs;
+    info.startTimeMs = submitted + pendingMs_;
   } else {
     info.status = s["result"];
-    info.startTimeMs = submitted + kPendingMs;
+    info.startTimeMs = submitted + pendingMs_;
     info.endTimeMs = ends;
     info.message = info.status == "SUCCEEDED" ? "Job finished successfully." : "Job failed: entrypoint exited with code 1 (simulated)";
   }

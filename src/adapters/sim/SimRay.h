@@ -30,6 +30,8 @@ class SimRay : public ray::RayJobsClient {
   // A head restart without GCS fault tolerance: every job record of that cluster is lost.
   void loseAllRecords(const std::string& ns, const std::string& cluster);
   uint64_t submissions() const { return submissions_; }
+  // How long a submitted job stays PENDING before RUNNING (default 100 ms).
+  void setPendingMs(int64_t ms) { pendingMs_ = ms; }
 
  private:
   json clusterFor(const std::string& dashboard, std::string& ns);
@@ -42,6 +44,7 @@ class SimRay : public ray::RayJobsClient {
   std::mutex submitMu_;
   int failCalls_ = 0;
   std::atomic<uint64_t> submissions_{0};
+  int64_t pendingMs_ = 100;
 };
 
 // Parses "<svc>.<ns>.svc.<domain>:<port>" (with or without http://) into the cluster name

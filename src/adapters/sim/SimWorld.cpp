@@ -5,6 +5,23 @@
 namespace rayjournal::sim {
 namespace {
 
+// The value at a path of object keys, or nullptr; never copies.
+const json* at(const json& root, std::initializer_list<const char*> path) {
+  const json* node = &root;
+  for (const char* key : path) {
+    if (!node->is_object()) return nullptr;
+    auto it = node->find(key);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+  }
+  return node;
+}
+
+bool stringAt(const json& root, std::initializer_list<const char*> path, const char* expected) {
+  const json* v = at(root, path);
+  return v && v->is_string() && v->get_ref<const std::string&>() == expected;
+}
+
 bool exists(SimKube& kube, const std::string& kind, const std::string& ns, const std::string& name) {
   return kube.get(kind, ns, name).has_value();
 }
@@ -54,8 +71,15 @@ int SimWorld::advance() {
 
 int SimWorld::provisionClusters() {
   int changes = 0;
-  for (auto cluster : kube_.list("RayCluster", "")) {
-    if (cluster["metadata"].contains("deletionTimestamp")) continue;
+  // A cluster whose resourceVersion has not moved since it was last found settled needs nothing.
+  auto clusters = kube_.listWhere("RayCluster", [this](const json& c) {
+    const json& meta = c["metadata"];
+    if (meta.contains("deletionTimestamp")) return false;
+    const json* uid = at(meta, {"uid"});
+    auto it = uid ? settled_.find(uid->get_ref<const std::string&>()) : settled_.end();
+    return it == settled_.end() || !stringAt(meta, {"resourceVersion"}, it->second.c_str());
+  });
+  for (auto cluster : clusters) {
     std::string c = cluster["metadata"]["name"];
     std::string ns = cluster["metadata"]["namespace"];
     json labels{{"ray.io/cluster", c}, {"app.kubernetes.io/created-by", "kuberay-operator"}};
@@ -113,9 +137,10 @@ int SimWorld::provisionClusters() {
     if (!state.empty()) next["state"] = state;
     if (next != status) {
       cluster["status"] = next;
-      kube_.updateStatus("RayCluster", cluster);
+      cluster = kube_.updateStatus("RayCluster", cluster);
       ++changes;
     }
+    if (allReady) settled_[cluster["metadata"].value("uid", "")] = cluster["metadata"].value("resourceVersion", "");
   }
   return changes;
 }
@@ -123,8 +148,7 @@ int SimWorld::provisionClusters() {
 int SimWorld::runKubelet() {
   int changes = 0;
   int64_t now = clock_.nowMs();
-  for (auto pod : kube_.list("Pod", "")) {
-    if (pod["status"].value("phase", "") != "Pending") continue;
+  for (auto pod : kube_.listWhere("Pod", [](const json& p) { return stringAt(p, {"status", "phase"}, "Pending"); })) {
     auto created = parseRfc3339(pod["metadata"].value("creationTimestamp", ""));
     if (created && now < *created + options_.podStartDelayMs) continue;
     pod["status"] = {{"phase", "Running"},
@@ -140,8 +164,16 @@ int SimWorld::runKubelet() {
 // KubeRay's sidecar command), then exit 0 or 1 with the Ray job's outcome.
 int SimWorld::runSidecars() {
   int changes = 0;
-  for (auto pod : kube_.list("Pod", "", {{"ray.io/node-type", "head"}})) {
-    if (pod["status"].value("phase", "") != "Running") continue;
+  auto heads = kube_.listWhere("Pod", [](const json& p) {
+    if (!stringAt(p, {"status", "phase"}, "Running")) return false;
+    const json* containers = at(p, {"spec", "containers"});
+    if (!containers || !containers->is_array()) return false;
+    for (const auto& c : *containers) {
+      if (stringAt(c, {"name"}, "ray-job-submitter")) return true;
+    }
+    return false;
+  });
+  for (auto pod : heads) {
     json containers = pod.value("spec", json::object()).value("containers", json::array());
     for (const auto& container : containers) {
       if (container.value("name", "") != "ray-job-submitter") continue;
@@ -186,9 +218,15 @@ bool SimWorld::submitterBroken(const json& job) {
 
 int SimWorld::runSubmitterJobs() {
   int changes = 0;
-  for (auto job : kube_.list("Job", "", {{"app.kubernetes.io/created-by", "kuberay-operator"}})) {
-    changes += runSubmitterJob(std::move(job));
-  }
+  auto active = kube_.listWhere("Job", [](const json& j) {
+    if (const json* conditions = at(j, {"status", "conditions"})) {
+      for (const auto& c : *conditions) {
+        if ((stringAt(c, {"type"}, "Complete") || stringAt(c, {"type"}, "Failed")) && stringAt(c, {"status"}, "True")) return false;
+      }
+    }
+    return stringAt(j, {"metadata", "labels", "app.kubernetes.io/created-by"}, "kuberay-operator");
+  });
+  for (auto job : active) changes += runSubmitterJob(std::move(job));
   return changes;
 }
 

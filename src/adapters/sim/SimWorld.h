@@ -7,6 +7,8 @@
 // Not thread-safe with itself: call advance() from one thread.
 #pragma once
 
+#include <map>
+
 #include "adapters/sim/SimKube.h"
 #include "adapters/sim/SimRay.h"
 
@@ -38,6 +40,7 @@ class SimWorld {
   SimRay& ray_;
   const Clock& clock_;
   SimWorldOptions options_;
+  std::map<std::string, std::string> settled_;  // cluster uid -> resourceVersion when all Pods ran
 };
 
 }  // namespace rayjournal::sim
