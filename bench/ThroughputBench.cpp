@@ -63,7 +63,7 @@ json runThroughput(const ThroughputOptions& o) {
   mo.workers = o.workers;
   mo.recordLatencies = true;
   mo.checkpointEveryRecords = 100000;
-  mo.decide.requeueMs = 50;
+  mo.decide.requeueMs = o.requeueMs;
   std::mutex mu;
   std::deque<std::string> toDelete;
   std::atomic<int> deleted{0};

@@ -15,6 +15,7 @@ struct ThroughputOptions {
   std::string mode = "k8sjob";      // k8sjob | http
   std::string dir;                  // scratch directory for the journal
   double timeoutSeconds = 600;
+  int64_t requeueMs = 3000;  // KubeRay's poll interval; watch events drive everything else
 };
 
 nlohmann::json runThroughput(const ThroughputOptions& options);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "JournalBench.h"
+#include "RecoveryBench.h"
 #include "ThroughputBench.h"
 
 int main(int argc, char** argv) {
@@ -29,12 +30,23 @@ int main(int argc, char** argv) {
   throughput->add_option("--durability", tp.durability, "sync, lazy or off")->capture_default_str();
   throughput->add_option("--mode", tp.mode, "k8sjob or http")->capture_default_str();
   throughput->add_option("--dir", tp.dir, "scratch directory for the journal");
+  throughput->add_option("--requeue-ms", tp.requeueMs, "poll interval for Running RayJobs")->capture_default_str();
   throughput->add_flag("--compare", compare, "run --durability off then sync in one process and report the wall-time ratio");
   throughput->add_flag("--json", json, "print one JSON object (the default output)");
+
+  rayjournal::bench::RecoveryOptions rp;
+  rp.dir = journalOptions.dir;
+  auto* recovery = app.add_subcommand("recovery", "restart-to-ready time for a journal with N live RayJobs and M records");
+  recovery->add_option("--jobs", rp.jobs, "live RayJobs")->capture_default_str();
+  recovery->add_option("--history-records", rp.historyRecords, "records of history")->capture_default_str();
+  recovery->add_option("--in-doubt", rp.inDoubt, "intents left in doubt")->capture_default_str();
+  recovery->add_option("--dir", rp.dir, "scratch directory");
+  recovery->add_flag("--json", json, "print one JSON object (the default output)");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (*journal) std::cout << rayjournal::bench::runJournalBench(journalOptions).dump(2) << std::endl;
+    if (*recovery) std::cout << rayjournal::bench::runRecovery(rp).dump(2) << std::endl;
     if (*throughput && !compare) std::cout << rayjournal::bench::runThroughput(tp).dump(2) << std::endl;
     if (*throughput && compare) {
       auto off = tp, sync = tp;

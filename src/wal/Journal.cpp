@@ -194,7 +194,27 @@ void Journal::initialize() {
   // Everything a restart will replay must decode; older history is checked by `replay verify`.
   uint64_t tailFrom = firstSeq_;
   if (auto cp = latestCheckpoint()) tailFrom = cp->coversThrough + 1;
-  scan(tailFrom, [](const Record&) { return true; });
+  verifyTail(tailFrom);
+}
+
+// Gap-free and checksums intact from `from` to the end (bodies are decoded later, by replay).
+void Journal::verifyTail(uint64_t from) {
+  uint64_t expected = std::max(from, firstSeq_.load());
+  uint64_t last = lastSeq_.load();
+  try {
+    storage_->scan(Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
+      uint64_t seq = decodeSeqKey(k);
+      if (seq != expected) throw CorruptionError(expected, "record missing (gap in sequence; next present is " + std::to_string(seq) + ")");
+      verifyRecord(seq, v);
+      ++expected;
+      return true;
+    });
+  } catch (const CorruptionError& e) {
+    if (e.seq() != 0) throw;
+    scan(expected, [](const Record&) { return true; });  // locates the unreadable seq
+    throw;
+  }
+  if (expected <= last) throw CorruptionError(expected, "record missing (journal ends before the latest seq " + std::to_string(last) + ")");
 }
 
 void Journal::appendSalvageRecord() {

@@ -113,6 +113,7 @@ class Journal {
   struct Writer;
   Journal(std::shared_ptr<JournalStorage> storage, JournalOptions options);
   void initialize();
+  void verifyTail(uint64_t from);
   void appendSalvageRecord();
   void fillAndCollect(Writer& writer, std::vector<WriteOp>& ops);
   void runGroup(std::unique_lock<std::mutex>& lock);

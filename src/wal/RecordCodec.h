@@ -19,6 +19,10 @@ std::string encodeRecord(const Record& record);
 // undecodable body, and JournalError when the record was written by a newer format version.
 Record decodeRecord(uint64_t seq, std::string_view value);
 
+// Checks version and checksum only (no body decode): cheap enough to run over a whole tail at
+// open. Throws like decodeRecord.
+void verifyRecord(uint64_t seq, std::string_view value);
+
 // Fixed-width big-endian keys keep RocksDB's bytewise order equal to numeric order.
 std::string encodeSeqKey(uint64_t seq);
 uint64_t decodeSeqKey(std::string_view key);

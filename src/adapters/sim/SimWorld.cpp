@@ -22,6 +22,15 @@ bool stringAt(const json& root, std::initializer_list<const char*> path, const c
   return v && v->is_string() && v->get_ref<const std::string&>() == expected;
 }
 
+bool jobFinished(const json& job) {
+  if (const json* conditions = at(job, {"status", "conditions"})) {
+    for (const auto& c : *conditions) {
+      if ((stringAt(c, {"type"}, "Complete") || stringAt(c, {"type"}, "Failed")) && stringAt(c, {"status"}, "True")) return true;
+    }
+  }
+  return false;
+}
+
 bool exists(SimKube& kube, const std::string& kind, const std::string& ns, const std::string& name) {
   return kube.get(kind, ns, name).has_value();
 }
@@ -56,32 +65,78 @@ json SimWorld::ownedMeta(const std::string& name, const json& owner, const std::
                          {"uid", owner["metadata"]["uid"]}, {"controller", true}, {"blockOwnerDeletion", true}}})}};
 }
 
+SimWorld::SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptions options)
+    : kube_(kube), ray_(ray), clock_(clock), options_(options) {
+  auto keyOf = [](const json& o) { return o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", ""); };
+  kube_.watch("RayCluster", [this, keyOf](kube::WatchEventType type, const json& o) {
+    if (type != kube::WatchEventType::Deleted) mark(dirtyClusters_, keyOf(o));
+  });
+  kube_.watch("Pod", [this, keyOf](kube::WatchEventType type, const json& o) {
+    if (type != kube::WatchEventType::Deleted) mark(dirtyPods_, keyOf(o));
+    if (const json* c = at(o, {"metadata", "labels", "ray.io/cluster"})) {
+      mark(dirtyClusters_, o["metadata"].value("namespace", "default") + "/" + c->get<std::string>());
+    }
+  });
+  kube_.watch("Job", [this, keyOf](kube::WatchEventType type, const json& o) {
+    if (type != kube::WatchEventType::Deleted) mark(dirtyJobs_, keyOf(o));
+  });
+}
+
+void SimWorld::mark(Keys& keys, const std::string& key) {
+  std::lock_guard lock(dirtyMu_);
+  keys.insert(key);
+}
+
 int SimWorld::advance() {
-  int changes = 0;
-  try {
-    changes += provisionClusters();
-    changes += runKubelet();
-    changes += runSubmitterJobs();
-    changes += runSidecars();
-  } catch (const kube::ApiError&) {
-    // An injected API fault hit a simulated actor; it simply tries again on the next advance.
+  Keys clusters, pods, jobs, againPods, againJobs;
+  {
+    std::lock_guard lock(dirtyMu_);
+    clusters.swap(dirtyClusters_);
+    pods.swap(dirtyPods_);
+    jobs.swap(dirtyJobs_);
   }
+  auto split = [](const std::string& key) { return std::make_pair(key.substr(0, key.find('/')), key.substr(key.find('/') + 1)); };
+  int changes = 0;
+  for (const auto& key : clusters) {
+    auto [ns, name] = split(key);
+    try {
+      changes += provisionCluster(ns, name);
+    } catch (const kube::ApiError&) {
+      mark(dirtyClusters_, key);  // an injected API fault: try again next round
+    }
+  }
+  for (const auto& key : pods) {
+    auto [ns, name] = split(key);
+    try {
+      changes += runPod(ns, name, againPods);
+    } catch (const kube::ApiError&) {
+      againPods.insert(key);
+    }
+  }
+  for (const auto& key : jobs) {
+    auto [ns, name] = split(key);
+    auto job = kube_.get("Job", ns, name);
+    if (!job || jobFinished(*job)) continue;
+    try {
+      int n = runSubmitterJob(*job);
+      changes += n;
+      if (!n) againJobs.insert(key);  // still running: look again next round
+    } catch (const kube::ApiError&) {
+      againJobs.insert(key);
+    }
+  }
+  std::lock_guard lock(dirtyMu_);
+  dirtyPods_.insert(againPods.begin(), againPods.end());
+  dirtyJobs_.insert(againJobs.begin(), againJobs.end());
   return changes;
 }
 
-int SimWorld::provisionClusters() {
+int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
+  auto found = kube_.get("RayCluster", ns, c);
+  if (!found || (*found)["metadata"].contains("deletionTimestamp")) return 0;
+  json cluster = *found;
   int changes = 0;
-  // A cluster whose resourceVersion has not moved since it was last found settled needs nothing.
-  auto clusters = kube_.listWhere("RayCluster", [this](const json& c) {
-    const json& meta = c["metadata"];
-    if (meta.contains("deletionTimestamp")) return false;
-    const json* uid = at(meta, {"uid"});
-    auto it = uid ? settled_.find(uid->get_ref<const std::string&>()) : settled_.end();
-    return it == settled_.end() || !stringAt(meta, {"resourceVersion"}, it->second.c_str());
-  });
-  for (auto cluster : clusters) {
-    std::string c = cluster["metadata"]["name"];
-    std::string ns = cluster["metadata"]["namespace"];
+  {
     json labels{{"ray.io/cluster", c}, {"app.kubernetes.io/created-by", "kuberay-operator"}};
     json head = labels;
     head["ray.io/node-type"] = "head";
@@ -140,70 +195,64 @@ int SimWorld::provisionClusters() {
       cluster = kube_.updateStatus("RayCluster", cluster);
       ++changes;
     }
-    if (allReady) settled_[cluster["metadata"].value("uid", "")] = cluster["metadata"].value("resourceVersion", "");
   }
   return changes;
 }
 
-int SimWorld::runKubelet() {
-  int changes = 0;
-  int64_t now = clock_.nowMs();
-  for (auto pod : kube_.listWhere("Pod", [](const json& p) { return stringAt(p, {"status", "phase"}, "Pending"); })) {
+// The kubelet for one Pod, and the SidecarMode submitter container if the Pod has one.
+int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again) {
+  auto found = kube_.get("Pod", ns, name);
+  if (!found) return 0;
+  json pod = *found;
+  if (stringAt(pod, {"status", "phase"}, "Pending")) {
     auto created = parseRfc3339(pod["metadata"].value("creationTimestamp", ""));
-    if (created && now < *created + options_.podStartDelayMs) continue;
-    pod["status"] = {{"phase", "Running"},
-                     {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
-                     {"podIP", "10.0.0.1"}};
+    if (created && clock_.nowMs() < *created + options_.podStartDelayMs) {
+      again.insert(ns + "/" + name);
+      return 0;
+    }
+    pod["status"] = {{"phase", "Running"}, {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}, {"podIP", "10.0.0.1"}};
     kube_.updateStatus("Pod", pod);
-    ++changes;
+    return 1;
   }
-  return changes;
+  if (!stringAt(pod, {"status", "phase"}, "Running")) return 0;
+  const json* containers = at(pod, {"spec", "containers"});
+  if (!containers || !containers->is_array()) return 0;
+  for (const auto& container : *containers) {
+    if (stringAt(container, {"name"}, "ray-job-submitter")) return runSidecar(pod, container, again);
+  }
+  return 0;
 }
 
 // A SidecarMode submitter container in a running head Pod: submit (no status check, as
 // KubeRay's sidecar command), then exit 0 or 1 with the Ray job's outcome.
-int SimWorld::runSidecars() {
-  int changes = 0;
-  auto heads = kube_.listWhere("Pod", [](const json& p) {
-    if (!stringAt(p, {"status", "phase"}, "Running")) return false;
-    const json* containers = at(p, {"spec", "containers"});
-    if (!containers || !containers->is_array()) return false;
-    for (const auto& c : *containers) {
-      if (stringAt(c, {"name"}, "ray-job-submitter")) return true;
-    }
-    return false;
-  });
-  for (auto pod : heads) {
-    json containers = pod.value("spec", json::object()).value("containers", json::array());
-    for (const auto& container : containers) {
-      if (container.value("name", "") != "ray-job-submitter") continue;
-      json statuses = pod["status"].value("containerStatuses", json::array());
-      bool terminated = false;
-      for (const auto& cs : statuses) terminated = terminated || (cs.value("name", "") == "ray-job-submitter" && cs["state"].contains("terminated"));
-      if (terminated) continue;
-      std::string dashboard = pod["metadata"]["labels"].value("ray.io/cluster", "") + "-head-svc." + pod["metadata"].value("namespace", "default") + ".svc.cluster.local:8265";
-      std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
-      try {
-        auto info = ray_.getJob(dashboard, id);
-        if (!info) {
-          ray::SubmitRequest request;
-          request.submissionId = id;
-          request.metadata[kAttemptMetadataKey] = envValue(container, "RAYJOURNAL_ATTEMPT");
-          ray_.submit(dashboard, request);
-        } else if (ray::isTerminalRayStatus(info->status)) {
-          statuses.push_back({{"name", "ray-job-submitter"},
-                              {"state", {{"terminated", {{"exitCode", info->status == "SUCCEEDED" ? 0 : 1},
-                                                         {"finishedAt", toRfc3339(clock_.nowMs())}}}}}});
-          pod["status"]["containerStatuses"] = statuses;
-          kube_.updateStatus("Pod", pod);
-          ++changes;
-        }
-      } catch (const ray::RayError&) {
-        // The dashboard is not up yet: the sidecar's health loop keeps waiting.
-      }
-    }
+int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
+  json statuses = pod["status"].value("containerStatuses", json::array());
+  for (const auto& cs : statuses) {
+    if (cs.value("name", "") == "ray-job-submitter" && cs["state"].contains("terminated")) return 0;
   }
-  return changes;
+  std::string ns = pod["metadata"].value("namespace", "default");
+  std::string dashboard = pod["metadata"]["labels"].value("ray.io/cluster", "") + "-head-svc." + ns + ".svc.cluster.local:8265";
+  std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
+  again.insert(ns + "/" + pod["metadata"].value("name", ""));
+  try {
+    auto info = ray_.getJob(dashboard, id);
+    if (!info) {
+      ray::SubmitRequest request;
+      request.submissionId = id;
+      request.metadata[kAttemptMetadataKey] = envValue(container, "RAYJOURNAL_ATTEMPT");
+      ray_.submit(dashboard, request);
+    } else if (ray::isTerminalRayStatus(info->status)) {
+      statuses.push_back({{"name", "ray-job-submitter"},
+                          {"state", {{"terminated", {{"exitCode", info->status == "SUCCEEDED" ? 0 : 1}, {"finishedAt", toRfc3339(clock_.nowMs())}}}}}});
+      pod["status"]["containerStatuses"] = statuses;
+      kube_.updateStatus("Pod", pod);
+      again.erase(ns + "/" + pod["metadata"].value("name", ""));
+      return 1;
+    }
+  } catch (const ray::RayError&) {
+    // The dashboard is not up yet: the sidecar's health loop keeps waiting.
+  }
+  return 0;
 }
 
 // The owning RayJob's rayjournal.io/sim-submitter annotation "fail" makes every submitter pod fail.
@@ -214,20 +263,6 @@ bool SimWorld::submitterBroken(const json& job) {
     if (owner && (*owner)["metadata"].value("annotations", json::object()).value(kSimSubmitterAnnotation, "") == "fail") return true;
   }
   return false;
-}
-
-int SimWorld::runSubmitterJobs() {
-  int changes = 0;
-  auto active = kube_.listWhere("Job", [](const json& j) {
-    if (const json* conditions = at(j, {"status", "conditions"})) {
-      for (const auto& c : *conditions) {
-        if ((stringAt(c, {"type"}, "Complete") || stringAt(c, {"type"}, "Failed")) && stringAt(c, {"status"}, "True")) return false;
-      }
-    }
-    return stringAt(j, {"metadata", "labels", "app.kubernetes.io/created-by"}, "kuberay-operator");
-  });
-  for (auto job : active) changes += runSubmitterJob(std::move(job));
-  return changes;
 }
 
 // One step of a submitter Job: start, then (idempotently) submit, then wait for a terminal

@@ -4,10 +4,14 @@
 // port, worker Pods <c>-<group>-worker-<i>, status.state "ready" once every Pod is Ready), and
 // a Job controller that runs submitter Jobs the way KubeRay's submitter shell does (status
 // check, submit if absent, follow until the Ray job is terminal).
+// Event-driven: it watches RayClusters, Pods and Jobs and each advance() visits only objects that
+// changed or are waiting on time or Ray, so a round costs what is in flight, not what exists.
 // Not thread-safe with itself: call advance() from one thread.
 #pragma once
 
 #include <map>
+#include <mutex>
+#include <set>
 
 #include "adapters/sim/SimKube.h"
 #include "adapters/sim/SimRay.h"
@@ -21,17 +25,17 @@ struct SimWorldOptions {
 
 class SimWorld {
  public:
-  SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptions options = {})
-      : kube_(kube), ray_(ray), clock_(clock), options_(options) {}
+  SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptions options = {});
   // Moves every simulated actor forward to the clock's now. Returns the number of changes made.
   int advance();
   void setOptions(SimWorldOptions options) { options_ = options; }
 
  private:
-  int provisionClusters();
-  int runKubelet();
-  int runSubmitterJobs();
-  int runSidecars();
+  using Keys = std::set<std::string>;  // "namespace/name"
+  int provisionCluster(const std::string& ns, const std::string& name);
+  int runPod(const std::string& ns, const std::string& name, Keys& again);
+  int runSidecar(json pod, const json& container, Keys& again);
+  void mark(Keys& keys, const std::string& key);
   bool submitterBroken(const json& job);
   int runSubmitterJob(json job);
   json ownedMeta(const std::string& name, const json& owner, const std::string& kind, json labels);
@@ -40,7 +44,8 @@ class SimWorld {
   SimRay& ray_;
   const Clock& clock_;
   SimWorldOptions options_;
-  std::map<std::string, std::string> settled_;  // cluster uid -> resourceVersion when all Pods ran
+  std::mutex dirtyMu_;
+  Keys dirtyClusters_, dirtyPods_, dirtyJobs_;
 };
 
 }  // namespace rayjournal::sim

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <set>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "support/TempDir.h"
 #include "wal/Journal.h"
 #include "wal/JournalError.h"
@@ -69,6 +72,21 @@ void flipBytes(const std::string& file, size_t offset, int count) {
   }
 }
 
+// A child process appends `count` synced records and dies without closing the journal, so the
+// records are only in RocksDB's write-ahead log (a clean close would move them to table files).
+void writeAndCrash(const std::string& dir, int count) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto journal = Journal::open(dir);
+    for (int i = 1; i <= count; ++i) journal->append(observation(i), Durability::Sync);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 std::vector<uint64_t> seqs(Journal& journal) {
   std::vector<uint64_t> out;
   journal.scan(0, [&](const Record& r) {
@@ -126,10 +144,7 @@ TEST(JournalCorruptionTest, TruncatedNewestTableFileRefuseOpenThenSalvageKeepsPr
 TEST(JournalCorruptionTest, TruncatedWalTailKeepsGapFreePrefix) {
   TempDir dir;
   std::string journalDir = dir.sub("journal");
-  {
-    auto journal = Journal::open(journalDir);
-    for (int i = 1; i <= 50; ++i) journal->append(observation(i), Durability::Sync);
-  }
+  writeAndCrash(journalDir, 50);
   std::string wal = largest(filesWithSuffix(journalDir, ".log"));
   fs::resize_file(wal, fs::file_size(wal) - 150);  // a torn final write
   auto journal = Journal::open(journalDir);
@@ -143,10 +158,7 @@ TEST(JournalCorruptionTest, TruncatedWalTailKeepsGapFreePrefix) {
 TEST(JournalCorruptionTest, FlippedBytesInWalMiddleRefuseOpen) {
   TempDir dir;
   std::string journalDir = dir.sub("journal");
-  {
-    auto journal = Journal::open(journalDir);
-    for (int i = 1; i <= 50; ++i) journal->append(observation(i), Durability::Sync);
-  }
+  writeAndCrash(journalDir, 50);
   std::string wal = largest(filesWithSuffix(journalDir, ".log"));
   flipBytes(wal, fs::file_size(wal) / 2, 8);
   EXPECT_THROW(Journal::open(journalDir), CorruptionError);
