@@ -103,6 +103,15 @@ void SimKube::maybeFail(const std::string& verb, const std::string& kind, bool a
   }
 }
 
+std::optional<kube::ApiError> SimKube::lostResponse(const std::string& verb, const std::string& kind) {
+  try {
+    maybeFail(verb, kind, true);
+  } catch (const kube::ApiError& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
 void SimKube::injectFault(FaultRule rule) {
   std::lock_guard lock(mu_);
   faults_.push_back(std::move(rule));
@@ -229,6 +238,7 @@ void SimKube::dispatch(const std::vector<Event>& events) {
 
 json SimKube::create(const std::string& kind, const json& input) {
   std::vector<Event> events;
+  std::optional<kube::ApiError> lost;
   json result;
   {
     std::lock_guard lock(mu_);
@@ -258,9 +268,10 @@ json SimKube::create(const std::string& kind, const json& input) {
       std::fwrite(line.data(), 1, line.size(), history_);
       std::fflush(history_);
     }
-    maybeFail("create", kind, true);
+    lost = lostResponse("create", kind);
   }
-  dispatch(events);
+  dispatch(events);  // watchers see a write whose response is lost, as with a real API server
+  if (lost) throw *lost;
   return result;
 }
 
@@ -281,6 +292,7 @@ json& SimKube::checkedExisting(const std::string& kind, const json& object) {
 
 json SimKube::update(const std::string& kind, const json& input) {
   std::vector<Event> events;
+  std::optional<kube::ApiError> lost;
   json result;
   {
     std::lock_guard lock(mu_);
@@ -300,14 +312,16 @@ json SimKube::update(const std::string& kind, const json& input) {
     put(kind, object, kube::WatchEventType::Modified, events);
     result = objects_[key];
     finishIfUnblocked(key, events);
-    maybeFail("update", kind, true);
+    lost = lostResponse("update", kind);
   }
-  dispatch(events);
+  dispatch(events);  // watchers see a write whose response is lost, as with a real API server
+  if (lost) throw *lost;
   return result;
 }
 
 json SimKube::updateStatus(const std::string& kind, const json& input) {
   std::vector<Event> events;
+  std::optional<kube::ApiError> lost;
   json result;
   {
     std::lock_guard lock(mu_);
@@ -317,14 +331,16 @@ json SimKube::updateStatus(const std::string& kind, const json& input) {
     object["status"] = input.value("status", json::object());
     put(kind, object, kube::WatchEventType::Modified, events);
     result = objects_[keyOf(kind, nsOf(object), nameOf(object))];
-    maybeFail("updateStatus", kind, true);
+    lost = lostResponse("updateStatus", kind);
   }
-  dispatch(events);
+  dispatch(events);  // watchers see a write whose response is lost, as with a real API server
+  if (lost) throw *lost;
   return result;
 }
 
 void SimKube::remove(const std::string& kind, const std::string& ns, const std::string& name, kube::Propagation propagation) {
   std::vector<Event> events;
+  std::optional<kube::ApiError> lost;
   {
     std::lock_guard lock(mu_);
     count("remove", kind);
@@ -353,9 +369,10 @@ void SimKube::remove(const std::string& kind, const std::string& ns, const std::
     } else {
       erase(key, events);
     }
-    maybeFail("remove", kind, true);
+    lost = lostResponse("remove", kind);
   }
-  dispatch(events);
+  dispatch(events);  // watchers see a write whose response is lost, as with a real API server
+  if (lost) throw *lost;
 }
 
 void SimKube::watch(const std::string& kind, kube::WatchCallback callback) {

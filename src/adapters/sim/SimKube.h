@@ -65,6 +65,7 @@ class SimKube : public kube::KubeClient {
   };
   static std::string keyOf(const std::string& kind, const std::string& ns, const std::string& name);
   void maybeFail(const std::string& verb, const std::string& kind, bool afterApply);
+  std::optional<kube::ApiError> lostResponse(const std::string& verb, const std::string& kind);
   void count(const std::string& verb, const std::string& kind);
   void put(const std::string& kind, json object, kube::WatchEventType type, std::vector<Event>& events);
   void erase(const std::string& key, std::vector<Event>& events);

@@ -115,9 +115,9 @@ int SimWorld::advance() {
   }
   for (const auto& key : jobs) {
     auto [ns, name] = split(key);
-    auto job = kube_.get("Job", ns, name);
-    if (!job || jobFinished(*job)) continue;
     try {
+      auto job = kube_.get("Job", ns, name);
+      if (!job || jobFinished(*job)) continue;
       int n = runSubmitterJob(*job);
       changes += n;
       if (!n) againJobs.insert(key);  // still running: look again next round
