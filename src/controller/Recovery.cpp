@@ -84,7 +84,19 @@ RecoveryReport recover(wal::Journal& journal, projection::JobProjection& project
                   {"checkpoint_seq", report.checkpointSeq}};
   journal.append(started, wal::Durability::Sync);
   for (const auto& [key, intent] : doubts) {
-    std::string resolution = resolve(key, intent, kube, ray);
+    std::string resolution;
+    for (int tries = 0; resolution.empty() && tries < 3; ++tries) {
+      try {
+        resolution = resolve(key, intent, kube, ray);
+      } catch (const kube::ApiError& e) {
+        spdlog::warn("recovery: {} intent {} {} (seq {}): cannot ask Kubernetes: {}", key, intent.action, intent.target, intent.seq, e.what());
+      }
+    }
+    if (resolution.empty()) {
+      // Still in doubt: the reconcile decides from Kubernetes anyway, and the next restart asks again.
+      ++report.unresolved;
+      continue;
+    }
     if (resolution == "found") ++report.found;
     else if (resolution == "absent") ++report.absent;
     else ++report.superseded;

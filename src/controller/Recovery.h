@@ -19,6 +19,7 @@ struct RecoveryReport {
   uint64_t replayedRecords = 0;
   size_t inDoubt = 0;
   size_t found = 0, absent = 0, superseded = 0;
+  size_t unresolved = 0;  // Kubernetes could not be asked; left in doubt
   double seconds = 0;
 };
 

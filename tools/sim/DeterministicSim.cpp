@@ -261,10 +261,10 @@ class Run {
   // Returns false when the action must be tried again (an injected fault hit the user's write,
   // or an interactive user waits for the cluster before submitting).
   bool userAction(const UserAction& a) {
-    auto doc = kube_.get("RayJob", "default", a.job);
-    if (!doc) return true;
-    json job = *doc;
     try {
+      auto doc = kube_.get("RayJob", "default", a.job);
+      if (!doc) return true;
+      json job = *doc;
       if (a.kind == "submitInteractive") {
         json st = job.value("status", json::object());
         if (st.value("dashboardURL", "").empty() || st.value("jobId", "").empty()) return false;
