@@ -141,6 +141,12 @@ void decideInitializing(Ctx& c) {
 void decideWaiting(Ctx& c) {
   if (deadlinesPassed(c, false, true)) return;
   if (c.job.spec.jobId.empty()) {
+    // Setting spec.jobId is a spec change, which the watch delivers: no need to poll (KubeRay
+    // requeues every 3 s). A preRunningDeadline still needs a look when it passes.
+    c.plan.requeueAfterMs.reset();
+    if (auto start = parseRfc3339(c.st.startTime); start && c.job.spec.preRunningDeadlineSeconds) {
+      c.plan.requeueAfterMs = std::max<int64_t>(0, *start + int64_t(*c.job.spec.preRunningDeadlineSeconds) * 1000 - c.now) + 1000;
+    }
     c.plan.why = "waiting for the user to set spec.jobId";
     return;
   }

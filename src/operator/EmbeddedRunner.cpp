@@ -41,8 +41,18 @@ std::vector<std::string> manifestFiles(const std::string& path) {
 
 // Creates or updates one RayJob manifest (kubectl apply, roughly: spec, labels, annotations).
 void applyDocument(sim::SimKube& kube, json doc, const std::string& file) {
-  if (doc.value("kind", "") != "RayJob") {
-    spdlog::warn("{}: skipping {} (only RayJob manifests are applied)", file, doc.value("kind", "<no kind>"));
+  std::string kind = doc.value("kind", "");
+  if (kind == "RayCluster") {
+    // A cluster for clusterSelector RayJobs (the simulated cluster provisions it).
+    if (!doc["metadata"].contains("namespace")) doc["metadata"]["namespace"] = "default";
+    if (!kube.get("RayCluster", doc["metadata"]["namespace"], doc["metadata"].value("name", ""))) {
+      kube.create("RayCluster", doc);
+      spdlog::info("applied {}: RayCluster {} created", file, doc["metadata"].value("name", ""));
+    }
+    return;
+  }
+  if (kind != "RayJob") {
+    spdlog::warn("{}: skipping {} (only RayJob and RayCluster manifests are applied)", file, kind.empty() ? "<no kind>" : kind);
     return;
   }
   if (!doc.contains("metadata") || doc["metadata"].value("name", "").empty()) {

@@ -144,6 +144,7 @@ class Run {
         restSince = -1;
       }
     }
+    kube_.clearFaults();  // the checks below read the world; faults are for the controller
     if (!allAtRest()) violation("not every RayJob came to rest within 20 simulated minutes");
     checkDuplicates();
     auto report = projection::verifyJournal(*journal_);

@@ -65,7 +65,12 @@ int main(int argc, char** argv) {
       for (uint64_t seed; (seed = next++) < start + seeds;) {
         auto config = base;
         config.seed = seed;
-        auto r = rayjournal::simtool::runSeed(config);
+        rayjournal::simtool::SimResult r;
+        try {
+          r = rayjournal::simtool::runSeed(config);
+        } catch (const std::exception& e) {
+          r.violations.push_back(std::string("the simulation itself failed: ") + e.what());
+        }
         crashes += r.crashes;
         faults += r.faults;
         violations += r.violations.size();

@@ -112,6 +112,11 @@ std::optional<kube::ApiError> SimKube::lostResponse(const std::string& verb, con
   return std::nullopt;
 }
 
+void SimKube::clearFaults() {
+  std::lock_guard lock(mu_);
+  faults_.clear();
+}
+
 void SimKube::injectFault(FaultRule rule) {
   std::lock_guard lock(mu_);
   faults_.push_back(std::move(rule));

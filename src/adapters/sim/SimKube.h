@@ -52,6 +52,7 @@ class SimKube : public kube::KubeClient {
   std::vector<json> listWhere(const std::string& kind, const std::function<bool(const json&)>& filter);
 
   void injectFault(FaultRule rule);
+  void clearFaults();
   // Every successful create since this SimKube started: {kind, namespace, name, uid, owners}.
   std::vector<json> createHistory() const;
   // Counts of calls by "verb kind" (for benchmarks and tests).
