@@ -104,8 +104,9 @@ json runRecovery(const RecoveryOptions& o) {
     json m = measure(dir);
     m["records"] = records;
     m["build_seconds"] = buildSeconds;
+    if (o.keep) m["dir"] = dir;
     out[checkpoint ? "with_checkpoint" : "without_checkpoint"] = m;
-    std::filesystem::remove_all(dir);
+    if (!o.keep) std::filesystem::remove_all(dir);
   }
   return out;
 }

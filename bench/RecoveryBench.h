@@ -14,6 +14,7 @@ struct RecoveryOptions {
   int inDoubt = 100;
   uint64_t tailRecords = 10000;  // records appended after the checkpoint
   std::string dir;
+  bool keep = false;  // leave the built journals in dir (to time rayjournal-replay on them)
 };
 
 nlohmann::json runRecovery(const RecoveryOptions& options);

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   recovery->add_option("--history-records", rp.historyRecords, "records of history")->capture_default_str();
   recovery->add_option("--in-doubt", rp.inDoubt, "intents left in doubt")->capture_default_str();
   recovery->add_option("--dir", rp.dir, "scratch directory");
+  recovery->add_flag("--keep", rp.keep, "keep the built journals (to time rayjournal-replay on them)");
   recovery->add_flag("--json", json, "print one JSON object (the default output)");
 
   CLI11_PARSE(app, argc, argv);

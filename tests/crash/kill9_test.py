@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the real rayjournal-operator on the embedded cluster with 100 RayJobs, kills it with
+"""Runs the real rayjournal-operator on the embedded cluster with 200 RayJobs, kills it with
 SIGKILL at random moments (seeded), restarts it each time, then lets it finish and checks from
 the outside: every RayJob reaches the expected final state with the expected attempt counts,
 and no RayCluster, submitter Job or Ray submission was created twice for one attempt."""
@@ -7,7 +7,7 @@ import collections, json, os, random, shutil, signal, subprocess, sys, tempfile,
 
 operator, = sys.argv[1:2]
 seed = int(os.environ.get("KILL_SEED", "7"))
-kills = int(os.environ.get("KILLS", "10"))
+kills = int(os.environ.get("KILLS", "20"))
 rng = random.Random(seed)
 work = tempfile.mkdtemp(prefix="rayjournal-kill9-")
 manifests = os.path.join(work, "manifests")
@@ -23,7 +23,7 @@ HEAD = """  rayClusterSpec:
               image: rayproject/ray:2.46.0
 """
 expected = {}
-for i in range(100):
+for i in range(200):
     kind = ["success", "retry", "http"][i % 3]
     name = f"job-{kind}-{i:03d}"
     result = "FAILED,SUCCEEDED" if kind == "retry" else "SUCCEEDED"

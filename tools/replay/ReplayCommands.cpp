@@ -1,5 +1,8 @@
 #include "ReplayCommands.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -16,6 +19,24 @@ namespace rayjournal::replay {
 namespace {
 
 using nlohmann::json;
+
+// "scanned N of M records" on stderr, only when stderr is a terminal and the journal is large.
+class Progress {
+ public:
+  explicit Progress(uint64_t total) : total_(total), enabled_(isatty(STDERR_FILENO) && total > 200000) {}
+  ~Progress() {
+    if (enabled_) std::fprintf(stderr, "\r%*s\r", 60, "");
+  }
+  void tick() {
+    if (enabled_ && ++seen_ % 100000 == 0) {
+      std::fprintf(stderr, "\rscanned %llu of %llu records (%d%%)", (unsigned long long)seen_, (unsigned long long)total_, int(100 * seen_ / total_));
+    }
+  }
+
+ private:
+  uint64_t total_, seen_ = 0;
+  bool enabled_;
+};
 
 struct OpenError {
   std::string message;
@@ -134,7 +155,9 @@ int summary(const std::string& dir, std::ostream& out) {
     std::map<std::string, uint64_t> counts;
     int64_t first = 0, last = 0;
     std::vector<json> epochs;
+    Progress progress(journal->latestSeq() - journal->firstSeq() + 1);
     journal->scan(0, [&](const wal::Record& r) {
+      progress.tick();
       counts[std::string(wal::recordTypeName(r.type))]++;
       if (!first) first = r.timeMs;
       last = r.timeMs;
@@ -227,7 +250,9 @@ int exportJsonl(const std::string& dir, const std::optional<Position>& since, st
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     uint64_t from = since && since->seq ? *since->seq : 0;
+    Progress progress(journal->latestSeq() - std::max(from, journal->firstSeq()) + 1);
     journal->scan(from, [&](const wal::Record& r) {
+      progress.tick();
       if (since && since->timeMs && r.timeMs < *since->timeMs) return true;
       json j = wal::recordToJson(r);
       j["schema"] = "rayjournal.export.v1";
