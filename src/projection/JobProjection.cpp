@@ -1,5 +1,7 @@
 #include "projection/JobProjection.h"
 
+#include "projection/CheckpointCodec.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -136,13 +138,20 @@ std::string JobProjection::checkpoint() const { return snapshot().first; }
 
 std::pair<std::string, uint64_t> JobProjection::snapshot() const {
   std::lock_guard lock(mu_);
-  json jobs = json::object();
-  for (const auto& [key, state] : jobs_) jobs[key] = stateToJson(state);
-  auto bytes = json::to_cbor(json{{"version", 1}, {"applied_through", appliedThrough_}, {"jobs", jobs}});
-  return {std::string(bytes.begin(), bytes.end()), appliedThrough_};
+  return {encodeCheckpoint(jobs_, appliedThrough_), appliedThrough_};
 }
 
 void JobProjection::restore(const std::string& bytes) {
+  if (isBinaryCheckpoint(bytes)) {
+    std::map<std::string, JobState> jobs;
+    uint64_t through = 0;
+    decodeCheckpoint(bytes, jobs, through);
+    std::lock_guard lock(mu_);
+    jobs_ = std::move(jobs);
+    appliedThrough_ = through;
+    return;
+  }
+  // Checkpoints written before the binary format: a CBOR document.
   json j = json::from_cbor(bytes, true, false);
   if (j.is_discarded() || !j.is_object() || j.value("version", 0) != 1) {
     throw std::invalid_argument("checkpoint is not a version-1 job projection");

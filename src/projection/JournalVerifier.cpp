@@ -65,7 +65,8 @@ class Verifier {
                                                      std::to_string(intentSeq) + ", which is not an earlier Intent");
       return;
     }
-    const PendingIntent& in = it->second;
+    const PendingIntent in = it->second;
+    intents_.erase(it);  // answered: memory stays proportional to what is in flight
     std::string result = r.body.contains("resolved_after_restart") ? r.body["resolved_after_restart"].get<std::string>()
                                                                    : r.body.value("result", "");
     bool executedNow = result == "ok";  // adopted / already_done / found mean it had happened before

@@ -1,0 +1,188 @@
+#include "projection/CheckpointCodec.h"
+
+#include <stdexcept>
+
+namespace rayjournal::projection {
+namespace {
+
+constexpr char kMagic[] = "RJP2";
+
+class Out {
+ public:
+  void u(uint64_t v) {
+    while (v >= 0x80) {
+      s_.push_back(char((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    s_.push_back(char(v));
+  }
+  void i(int64_t v) { u((uint64_t(v) << 1) ^ uint64_t(v >> 63)); }
+  void str(const std::string& v) {
+    u(v.size());
+    s_.append(v);
+  }
+  std::string& bytes() { return s_; }
+
+ private:
+  std::string s_;
+};
+
+class In {
+ public:
+  explicit In(const std::string& s) : s_(s) {}
+  uint64_t u() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      need(1);
+      uint8_t b = uint8_t(s_[pos_++]);
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw std::invalid_argument("checkpoint: malformed varint");
+  }
+  int64_t i() {
+    uint64_t v = u();
+    return int64_t(v >> 1) ^ -int64_t(v & 1);
+  }
+  std::string str() {
+    uint64_t n = u();
+    need(n);
+    std::string v = s_.substr(pos_, n);
+    pos_ += n;
+    return v;
+  }
+  void skip(size_t n) {
+    need(n);
+    pos_ += n;
+  }
+  bool done() const { return pos_ == s_.size(); }
+
+ private:
+  void need(uint64_t n) const {
+    if (s_.size() - pos_ < n) throw std::invalid_argument("checkpoint: truncated");
+  }
+  const std::string& s_;
+  size_t pos_ = 0;
+};
+
+void encodeJob(Out& out, const JobState& s) {
+  out.str(s.uid);
+  out.u(s.attempt);
+  out.u(s.incarnations);
+  out.i(s.firstStartMs);
+  out.i(s.attemptStartMs);
+  out.u(s.attempts.size());
+  for (const auto& a : s.attempts) {
+    out.u(a.attempt);
+    out.u(a.incarnation);
+    out.str(a.rayClusterName);
+    out.str(a.jobId);
+    out.i(a.startMs);
+  }
+  out.u(s.intents.size());
+  for (const auto& [seq, f] : s.intents) {
+    out.u(f.seq);
+    out.str(f.action);
+    out.str(f.target);
+    out.u(f.attempt);
+    out.i(f.timeMs);
+    out.u(f.epoch);
+    out.str(f.outcome);
+    if (f.status.is_null()) {
+      out.str("");
+    } else {
+      auto cbor = nlohmann::json::to_cbor(f.status);
+      out.str(std::string(cbor.begin(), cbor.end()));
+    }
+  }
+  out.u(s.inDoubt.size());
+  for (uint64_t seq : s.inDoubt) out.u(seq);
+  out.u(s.submissions.size());
+  for (const auto& [id, t] : s.submissions) {
+    out.str(id);
+    out.i(t);
+  }
+  out.u(s.stopRequests.size());
+  for (const auto& [id, n] : s.stopRequests) {
+    out.str(id);
+    out.u(uint64_t(n));
+  }
+  out.str(s.lastRayStatus);
+  out.str(s.lastDeploymentStatus);
+  out.u(uint64_t(s.drifts));
+}
+
+JobState decodeJob(In& in) {
+  JobState s;
+  s.uid = in.str();
+  s.attempt = uint32_t(in.u());
+  s.incarnations = uint32_t(in.u());
+  s.firstStartMs = in.i();
+  s.attemptStartMs = in.i();
+  for (uint64_t n = in.u(); n > 0; --n) {
+    AttemptFact a;
+    a.attempt = uint32_t(in.u());
+    a.incarnation = uint32_t(in.u());
+    a.rayClusterName = in.str();
+    a.jobId = in.str();
+    a.startMs = in.i();
+    s.attempts.push_back(std::move(a));
+  }
+  for (uint64_t n = in.u(); n > 0; --n) {
+    IntentFact f;
+    f.seq = in.u();
+    f.action = in.str();
+    f.target = in.str();
+    f.attempt = uint32_t(in.u());
+    f.timeMs = in.i();
+    f.epoch = in.u();
+    f.outcome = in.str();
+    std::string status = in.str();
+    if (!status.empty()) f.status = nlohmann::json::from_cbor(status);
+    uint64_t seq = f.seq;
+    s.intents.emplace(seq, std::move(f));
+  }
+  for (uint64_t n = in.u(); n > 0; --n) s.inDoubt.insert(in.u());
+  for (uint64_t n = in.u(); n > 0; --n) {
+    std::string id = in.str();
+    s.submissions.emplace(std::move(id), in.i());
+  }
+  for (uint64_t n = in.u(); n > 0; --n) {
+    std::string id = in.str();
+    s.stopRequests.emplace(std::move(id), int(in.u()));
+  }
+  s.lastRayStatus = in.str();
+  s.lastDeploymentStatus = in.str();
+  s.drifts = int(in.u());
+  return s;
+}
+
+}  // namespace
+
+bool isBinaryCheckpoint(const std::string& bytes) { return bytes.compare(0, 4, kMagic) == 0; }
+
+std::string encodeCheckpoint(const std::map<std::string, JobState>& jobs, uint64_t appliedThrough) {
+  Out out;
+  out.bytes().append(kMagic, 4);
+  out.u(appliedThrough);
+  out.u(jobs.size());
+  for (const auto& [key, state] : jobs) {
+    out.str(key);
+    encodeJob(out, state);
+  }
+  return std::move(out.bytes());
+}
+
+void decodeCheckpoint(const std::string& bytes, std::map<std::string, JobState>& jobs, uint64_t& appliedThrough) {
+  if (!isBinaryCheckpoint(bytes)) throw std::invalid_argument("checkpoint: not an RJP2 projection checkpoint");
+  In in(bytes);
+  in.skip(4);
+  appliedThrough = in.u();
+  for (uint64_t n = in.u(); n > 0; --n) {
+    std::string key = in.str();
+    jobs.emplace_hint(jobs.end(), std::move(key), decodeJob(in));
+  }
+  if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes");
+}
+
+}  // namespace rayjournal::projection
