@@ -241,14 +241,27 @@ void SimKube::dispatch(const std::vector<Event>& events) {
   }
 }
 
-json SimKube::create(const std::string& kind, const json& input) {
+// Every write: count it, maybe fail it before it applies, apply it, maybe lose its response,
+// and deliver its watch events (also when the response is lost, as a real API server would).
+template <typename Apply>
+json SimKube::write(const std::string& verb, const std::string& kind, Apply&& apply) {
   std::vector<Event> events;
   std::optional<kube::ApiError> lost;
   json result;
   {
     std::lock_guard lock(mu_);
-    count("create", kind);
-    maybeFail("create", kind, false);
+    count(verb, kind);
+    maybeFail(verb, kind, false);
+    result = apply(events);
+    lost = lostResponse(verb, kind);
+  }
+  dispatch(events);
+  if (lost) throw *lost;
+  return result;
+}
+
+json SimKube::create(const std::string& kind, const json& input) {
+  return write("create", kind, [&](std::vector<Event>& events) {
     json object = input;
     if (!object.contains("metadata") || nameOf(object).empty()) {
       throw kube::ApiError(422, "Invalid", kind + ": metadata.name is required");
@@ -264,7 +277,6 @@ json SimKube::create(const std::string& kind, const json& input) {
     object["metadata"].erase("resourceVersion");
     object["metadata"].erase("deletionTimestamp");
     put(kind, object, kube::WatchEventType::Added, events);
-    result = objects_[key];
     json created{{"kind", kind}, {"namespace", nsOf(object)}, {"name", nameOf(object)}, {"uid", object["metadata"]["uid"]},
                  {"owners", object["metadata"].value("ownerReferences", json::array())}};
     if (kind != "Event") creates_.push_back(created);
@@ -273,11 +285,8 @@ json SimKube::create(const std::string& kind, const json& input) {
       std::fwrite(line.data(), 1, line.size(), history_);
       std::fflush(history_);
     }
-    lost = lostResponse("create", kind);
-  }
-  dispatch(events);  // watchers see a write whose response is lost, as with a real API server
-  if (lost) throw *lost;
-  return result;
+    return objects_[key];
+  });
 }
 
 json& SimKube::checkedExisting(const std::string& kind, const json& object) {
@@ -296,13 +305,7 @@ json& SimKube::checkedExisting(const std::string& kind, const json& object) {
 }
 
 json SimKube::update(const std::string& kind, const json& input) {
-  std::vector<Event> events;
-  std::optional<kube::ApiError> lost;
-  json result;
-  {
-    std::lock_guard lock(mu_);
-    count("update", kind);
-    maybeFail("update", kind, false);
+  return write("update", kind, [&](std::vector<Event>& events) {
     json& current = checkedExisting(kind, input);
     json object = input;
     object["metadata"]["uid"] = current["metadata"]["uid"];
@@ -315,57 +318,28 @@ json SimKube::update(const std::string& kind, const json& input) {
     object["metadata"]["generation"] = generation;
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     put(kind, object, kube::WatchEventType::Modified, events);
-    result = objects_[key];
+    json result = objects_[key];
     finishIfUnblocked(key, events);
-    lost = lostResponse("update", kind);
-  }
-  dispatch(events);  // watchers see a write whose response is lost, as with a real API server
-  if (lost) throw *lost;
-  return result;
+    return result;
+  });
 }
 
 json SimKube::updateStatus(const std::string& kind, const json& input) {
-  std::vector<Event> events;
-  std::optional<kube::ApiError> lost;
-  json result;
-  {
-    std::lock_guard lock(mu_);
-    count("updateStatus", kind);
-    maybeFail("updateStatus", kind, false);
+  return write("updateStatus", kind, [&](std::vector<Event>& events) {
     json object = checkedExisting(kind, input);
     object["status"] = input.value("status", json::object());
     put(kind, object, kube::WatchEventType::Modified, events);
-    result = objects_[keyOf(kind, nsOf(object), nameOf(object))];
-    lost = lostResponse("updateStatus", kind);
-  }
-  dispatch(events);  // watchers see a write whose response is lost, as with a real API server
-  if (lost) throw *lost;
-  return result;
+    return objects_[keyOf(kind, nsOf(object), nameOf(object))];
+  });
 }
 
 void SimKube::remove(const std::string& kind, const std::string& ns, const std::string& name, kube::Propagation propagation) {
-  std::vector<Event> events;
-  std::optional<kube::ApiError> lost;
-  {
-    std::lock_guard lock(mu_);
-    count("remove", kind);
-    maybeFail("remove", kind, false);
+  write("remove", kind, [&](std::vector<Event>& events) {
     std::string key = keyOf(kind, ns, name);
     auto it = objects_.find(key);
     if (it == objects_.end()) throw kube::ApiError(404, "NotFound", kind + " " + ns + "/" + name + " not found");
     json& object = it->second;
-    if (propagation == kube::Propagation::Orphan) {
-      std::string uid = object["metadata"].value("uid", "");
-      for (auto& [k, dependent] : objects_) {
-        auto& refs = dependent["metadata"];
-        if (!refs.contains("ownerReferences")) continue;
-        json kept = json::array();
-        for (const auto& ref : refs["ownerReferences"]) if (ref.value("uid", "") != uid) kept.push_back(ref);
-        index(k, dependent, false);
-        refs["ownerReferences"] = kept;
-        index(k, dependent, true);
-      }
-    }
+    if (propagation == kube::Propagation::Orphan) orphanDependents(object["metadata"].value("uid", ""));
     if (!object["metadata"].value("finalizers", json::array()).empty()) {
       if (!object["metadata"].contains("deletionTimestamp")) {
         object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
@@ -374,10 +348,22 @@ void SimKube::remove(const std::string& kind, const std::string& ns, const std::
     } else {
       erase(key, events);
     }
-    lost = lostResponse("remove", kind);
+    return json();
+  });
+}
+
+void SimKube::orphanDependents(const std::string& uid) {
+  auto found = dependents_.find(uid);
+  if (found == dependents_.end()) return;
+  std::vector<std::string> keys(found->second.begin(), found->second.end());
+  for (const auto& k : keys) {
+    json& dependent = objects_[k];
+    index(k, dependent, false);
+    json kept = json::array();
+    for (const auto& ref : dependent["metadata"]["ownerReferences"]) if (ref.value("uid", "") != uid) kept.push_back(ref);
+    dependent["metadata"]["ownerReferences"] = kept;
+    index(k, dependent, true);
   }
-  dispatch(events);  // watchers see a write whose response is lost, as with a real API server
-  if (lost) throw *lost;
 }
 
 void SimKube::watch(const std::string& kind, kube::WatchCallback callback) {

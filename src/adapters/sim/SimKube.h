@@ -72,6 +72,9 @@ class SimKube : public kube::KubeClient {
   void erase(const std::string& key, std::vector<Event>& events);
   void cascade(const std::string& uid, std::vector<Event>& events);
   void index(const std::string& key, const json& object, bool add);
+  void orphanDependents(const std::string& uid);
+  template <typename Apply>
+  json write(const std::string& verb, const std::string& kind, Apply&& apply);
   void finishIfUnblocked(const std::string& key, std::vector<Event>& events);
   void dispatch(const std::vector<Event>& events);
   void persist(const std::string& op, const std::string& key, const json* object);

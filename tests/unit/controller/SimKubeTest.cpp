@@ -1,0 +1,75 @@
+// The simulated API server's semantics that the controller and the simulator rely on.
+#include "adapters/sim/SimKube.h"
+
+#include <gtest/gtest.h>
+
+namespace rayjournal::sim {
+namespace {
+
+json object(const std::string& name, const json& owners = json::array()) {
+  return {{"metadata", {{"name", name}, {"namespace", "default"}, {"ownerReferences", owners}}}, {"spec", {{"x", 1}}}};
+}
+
+TEST(SimKubeTest, CreateConflictAndGeneration) {
+  ManualClock clock;
+  SimKube kube(clock);
+  json created = kube.create("RayJob", object("a"));
+  EXPECT_THROW(kube.create("RayJob", object("a")), kube::ApiError);
+  json stale = created;
+  created["spec"]["x"] = 2;
+  json updated = kube.update("RayJob", created);
+  EXPECT_EQ(updated["metadata"]["generation"], 2);
+  try {
+    kube.update("RayJob", stale);
+    FAIL() << "stale resourceVersion accepted";
+  } catch (const kube::ApiError& e) {
+    EXPECT_TRUE(e.conflict());
+  }
+  json status = updated;
+  status["status"] = {{"phase", "x"}};
+  json afterStatus = kube.updateStatus("RayJob", status);
+  EXPECT_EQ(afterStatus["metadata"]["generation"], 2) << "status writes do not bump generation";
+}
+
+TEST(SimKubeTest, FinalizersHoldDeletionAndOwnersCascade) {
+  ManualClock clock;
+  SimKube kube(clock);
+  json owner = object("owner");
+  owner["metadata"]["finalizers"] = json::array({"f"});
+  owner = kube.create("RayJob", owner);
+  kube.create("RayCluster", object("child", json::array({{{"kind", "RayJob"}, {"name", "owner"}, {"uid", owner["metadata"]["uid"]}, {"controller", true}}})));
+  kube.remove("RayJob", "default", "owner");
+  auto held = kube.get("RayJob", "default", "owner");
+  ASSERT_TRUE(held);
+  EXPECT_TRUE((*held)["metadata"].contains("deletionTimestamp"));
+  EXPECT_TRUE(kube.get("RayCluster", "default", "child"));
+  (*held)["metadata"]["finalizers"] = json::array();
+  kube.update("RayJob", *held);
+  EXPECT_FALSE(kube.get("RayJob", "default", "owner"));
+  EXPECT_FALSE(kube.get("RayCluster", "default", "child")) << "dependents are garbage-collected";
+}
+
+TEST(SimKubeTest, OrphanPropagationKeepsDependents) {
+  ManualClock clock;
+  SimKube kube(clock);
+  json owner = kube.create("RayJob", object("owner"));
+  kube.create("Job", object("child", json::array({{{"kind", "RayJob"}, {"name", "owner"}, {"uid", owner["metadata"]["uid"]}}})));
+  kube.remove("RayJob", "default", "owner", kube::Propagation::Orphan);
+  auto child = kube.get("Job", "default", "child");
+  ASSERT_TRUE(child);
+  EXPECT_TRUE((*child)["metadata"]["ownerReferences"].empty());
+}
+
+TEST(SimKubeTest, LostResponseStillAppliesAndNotifiesWatchers) {
+  ManualClock clock;
+  SimKube kube(clock);
+  int added = 0;
+  kube.watch("Pod", [&](kube::WatchEventType type, const json&) { added += type == kube::WatchEventType::Added; });
+  kube.injectFault({"create", "Pod", 1, 504, "Timeout", true});
+  EXPECT_THROW(kube.create("Pod", object("p")), kube::ApiError);
+  EXPECT_TRUE(kube.get("Pod", "default", "p")) << "the write was applied";
+  EXPECT_EQ(added, 1) << "watchers saw it although the response was lost";
+}
+
+}  // namespace
+}  // namespace rayjournal::sim
