@@ -111,9 +111,11 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
     if (oldest == job.intents.end() || oldest->first == seq) break;
     job.intents.erase(oldest);
   }
-  if (!landed(f.outcome)) return;
-  if (f.action == "SubmitRayJob") job.submissions.emplace(f.target, r.timeMs);
-  if (f.action == "WriteStatus" && f.status.is_object()) job.lastDeploymentStatus = f.status.value("jobDeploymentStatus", "");
+  bool ok = landed(f.outcome);
+  if (ok && f.action == "SubmitRayJob") job.submissions.emplace(f.target, r.timeMs);
+  if (ok && f.action == "WriteStatus" && f.status.is_object()) job.lastDeploymentStatus = f.status.value("jobDeploymentStatus", "");
+  // Only an intent still in doubt needs the status it meant to write (recovery compares it).
+  f.status = json();
 }
 
 void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
