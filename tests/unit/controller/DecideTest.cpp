@@ -1,0 +1,214 @@
+// Pure decision logic: validation rules V1-V12, and KubeRay's unit tests ported
+// (TestCreateRayJobSubmitterIfNeed, TestUpdateStatusToSuspendingIfNeeded,
+// TestCheckJobStatusCheckTimeoutAndUpdateStatusIfNeeded, TestRecordJobStatusCheckFailure).
+#include <gtest/gtest.h>
+
+#include "adapters/TimeFormat.h"
+#include "controller/Children.h"
+#include "controller/Decide.h"
+#include "controller/Validate.h"
+
+namespace rayjournal::controller {
+namespace {
+
+json manifest() {
+  return {{"apiVersion", "ray.io/v1"},
+          {"kind", "RayJob"},
+          {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "uid-1"}, {"generation", 1}}},
+          {"spec", {{"entrypoint", "python x.py"},
+                    {"rayClusterSpec", {{"headGroupSpec", {{"template", {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
+}
+
+std::string invalid(json doc) {
+  auto e = validateRayJob(parseRayJob(doc));
+  return e ? e->message : "";
+}
+
+TEST(ValidateTest, V1_NameLengthAndDns1035) {
+  json doc = manifest();
+  doc["metadata"]["name"] = std::string(48, 'a');
+  EXPECT_NE(invalid(doc).find("metadata.name"), std::string::npos);
+  doc["metadata"]["name"] = "Upper_Case";
+  EXPECT_NE(invalid(doc).find("DNS-1035"), std::string::npos);
+  doc["metadata"]["name"] = std::string(47, 'a');
+  EXPECT_EQ(invalid(doc), "");
+}
+
+TEST(ValidateTest, V2_SuspendRequiresShutdown) {
+  json doc = manifest();
+  doc["spec"]["suspend"] = true;
+  EXPECT_NE(invalid(doc).find("spec.suspend"), std::string::npos);
+  doc["spec"]["shutdownAfterJobFinishes"] = true;
+  EXPECT_EQ(invalid(doc), "");
+}
+
+TEST(ValidateTest, V3_TtlRules) {
+  json doc = manifest();
+  doc["spec"]["ttlSecondsAfterFinished"] = -1;
+  EXPECT_NE(invalid(doc).find("ttlSecondsAfterFinished"), std::string::npos);
+  doc["spec"]["ttlSecondsAfterFinished"] = 10;
+  EXPECT_NE(invalid(doc).find("shutdownAfterJobFinishes"), std::string::npos);
+}
+
+TEST(ValidateTest, V4_DeletionStrategy) {
+  json doc = manifest();
+  doc["spec"]["deletionStrategy"] = json::object();
+  EXPECT_NE(invalid(doc).find("deletionStrategy"), std::string::npos);
+  doc["spec"]["deletionStrategy"] = {{"onSuccess", {{"policy", "DeleteCluster"}}}};
+  EXPECT_NE(invalid(doc).find("set together"), std::string::npos);
+  doc["spec"]["deletionStrategy"] = {{"deletionRules", json::array({
+      {{"policy", "DeleteSelf"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 1}}}},
+      {{"policy", "DeleteCluster"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 5}}}}})}};
+  EXPECT_NE(invalid(doc).find("TTLs must grow"), std::string::npos);
+  doc["spec"]["deletionStrategy"]["deletionRules"][0]["condition"]["ttlSeconds"] = 10;
+  EXPECT_EQ(invalid(doc), "");
+  doc["spec"]["shutdownAfterJobFinishes"] = true;
+  EXPECT_NE(invalid(doc).find("shutdownAfterJobFinishes"), std::string::npos);
+}
+
+TEST(ValidateTest, V5_V6_ClusterSelectorRules) {
+  json doc = manifest();
+  doc["spec"].erase("rayClusterSpec");
+  EXPECT_NE(invalid(doc).find("rayClusterSpec"), std::string::npos);
+  doc["spec"]["clusterSelector"] = {{"ray.io/cluster", ""}};
+  EXPECT_NE(invalid(doc).find("non-empty"), std::string::npos);
+  doc["spec"]["clusterSelector"] = {{"ray.io/cluster", "shared"}};
+  EXPECT_EQ(invalid(doc), "");
+  doc["spec"]["backoffLimit"] = 1;
+  EXPECT_NE(invalid(doc).find("backoffLimit"), std::string::npos);
+  doc["spec"]["backoffLimit"] = 0;
+  doc["spec"]["suspend"] = true;
+  doc["spec"]["shutdownAfterJobFinishes"] = true;
+  EXPECT_NE(invalid(doc).find("clusterSelector"), std::string::npos);
+}
+
+TEST(ValidateTest, V7_V8_ModeRules) {
+  json doc = manifest();
+  doc["spec"]["submissionMode"] = "InteractiveMode";
+  doc["spec"]["backoffLimit"] = 2;
+  EXPECT_NE(invalid(doc).find("InteractiveMode"), std::string::npos);
+  doc = manifest();
+  doc["spec"]["submissionMode"] = "SidecarMode";
+  doc["spec"]["submitterConfig"] = {{"backoffLimit", 3}};
+  EXPECT_NE(invalid(doc).find("submitterConfig"), std::string::npos);
+  doc["spec"].erase("submitterConfig");
+  doc["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["restartPolicy"] = "Always";
+  EXPECT_NE(invalid(doc).find("restartPolicy"), std::string::npos);
+}
+
+TEST(ValidateTest, V9_ClusterSpec) {
+  json doc = manifest();
+  doc["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"] = json::array();
+  EXPECT_NE(invalid(doc).find("at least one container"), std::string::npos);
+  doc = manifest();
+  doc["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array({{{"groupName", "g"}, {"minReplicas", 5}, {"maxReplicas", 1}}});
+  EXPECT_NE(invalid(doc).find("minReplicas"), std::string::npos);
+}
+
+TEST(ValidateTest, V10_V11_V12) {
+  json doc = manifest();
+  doc["spec"]["runtimeEnvYAML"] = "a: [unclosed";
+  EXPECT_NE(invalid(doc).find("runtimeEnvYAML"), std::string::npos);
+  doc = manifest();
+  doc["spec"]["activeDeadlineSeconds"] = 0;
+  EXPECT_NE(invalid(doc).find("activeDeadlineSeconds"), std::string::npos);
+  doc = manifest();
+  doc["spec"]["backoffLimit"] = -1;
+  EXPECT_NE(invalid(doc).find("backoffLimit"), std::string::npos);
+  doc = manifest();
+  doc["status"] = {{"jobDeploymentStatus", "Waiting"}};
+  auto e = validateRayJob(parseRayJob(doc));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->reason, "InvalidRayJobStatus");
+}
+
+// TestCreateRayJobSubmitterIfNeed: the submitter Job's labels, owner and backoffLimit.
+TEST(DecideTest, SubmitterJobIsBuiltLikeKubeRays) {
+  RayJob job = parseRayJob(manifest());
+  job.status.jobId = "job-abcde";
+  job.status.dashboardURL = "c-head-svc.default.svc.cluster.local:8265";
+  json submitter = buildSubmitterJob(job, json::object(), 1);
+  EXPECT_EQ(submitter["metadata"]["name"], "job");
+  EXPECT_EQ(submitter["metadata"]["labels"]["ray.io/originated-from-crd"], "RayJob");
+  EXPECT_EQ(submitter["metadata"]["labels"]["app.kubernetes.io/created-by"], "kuberay-operator");
+  EXPECT_EQ(submitter["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  EXPECT_EQ(submitter["spec"]["backoffLimit"], 2);
+  std::string args = submitter["spec"]["template"]["spec"]["containers"][0]["args"][0];
+  EXPECT_NE(args.find("if ! ray job status --address http://c-head-svc.default.svc.cluster.local:8265 job-abcde"), std::string::npos);
+  EXPECT_NE(args.find("--submission-id job-abcde -- python x.py ; fi ; ray job logs"), std::string::npos);
+}
+
+Observed observed(const json& doc) { return Observed{parseRayJob(doc), {}, {}, {}, {}, {}, {}}; }
+
+// TestUpdateStatusToSuspendingIfNeeded: only Initializing and Running may become Suspending.
+TEST(DecideTest, OnlyInitializingAndRunningSuspend) {
+  for (std::string state : {"Initializing", "Running", "Complete", "Failed", "Suspended"}) {
+    json doc = manifest();
+    doc["spec"]["suspend"] = true;
+    doc["spec"]["shutdownAfterJobFinishes"] = true;
+    doc["status"] = {{"jobDeploymentStatus", state}, {"rayClusterName", "c"}, {"jobId", "j"}, {"startTime", toRfc3339(1000)}};
+    Plan plan = decide(observed(doc), {}, 2000, {});
+    bool suspending = false;
+    for (const auto& i : plan.intents) suspending = suspending || (i.action == Action::WriteStatus && i.object.value("jobDeploymentStatus", "") == "Suspending");
+    EXPECT_EQ(suspending, state == "Initializing" || state == "Running") << state;
+  }
+}
+
+json runningDoc(const std::string& checkFailureSince) {
+  json doc = manifest();
+  doc["spec"]["submissionMode"] = "HTTPMode";
+  doc["status"] = {{"jobDeploymentStatus", "Running"}, {"rayClusterName", "c"}, {"jobId", "j"},
+                   {"dashboardURL", "c-head-svc.default.svc.cluster.local:8265"}, {"startTime", toRfc3339(0)}};
+  if (!checkFailureSince.empty()) doc["status"]["jobStatusCheckFailureStartTime"] = checkFailureSince;
+  return doc;
+}
+
+json writtenStatus(const Plan& plan) {
+  for (const auto& i : plan.intents) if (i.action == Action::WriteStatus) return i.object;
+  return json();
+}
+
+// TestRecordJobStatusCheckFailure: the first failure is persisted, a success clears it.
+TEST(DecideTest, StatusCheckFailureIsRecordedThenCleared) {
+  Observed o = observed(runningDoc(""));
+  o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}};
+  o.ray.asked = true;
+  o.ray.error = "connection refused";
+  json st = writtenStatus(decide(o, {}, 5000, {}));
+  EXPECT_EQ(st.value("jobStatusCheckFailureStartTime", ""), toRfc3339(5000));
+  Observed ok = observed(runningDoc(toRfc3339(5000)));
+  ok.cluster = o.cluster;
+  ok.ray.asked = ok.ray.reachable = true;
+  ok.ray.info = ray::JobInfo{"j", "RUNNING", "running", 1000, 0};
+  json cleared = writtenStatus(decide(ok, {}, 6000, {}));
+  EXPECT_FALSE(cleared.contains("jobStatusCheckFailureStartTime"));
+}
+
+// TestCheckJobStatusCheckTimeoutAndUpdateStatusIfNeeded: fails only once the timeout passed.
+TEST(DecideTest, StatusCheckTimeout) {
+  for (int64_t elapsed : {100000, 300000}) {
+    Observed o = observed(runningDoc(toRfc3339(0)));
+    o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}};
+    o.ray.asked = true;
+    o.ray.error = "timeout";
+    json st = writtenStatus(decide(o, {}, elapsed, {}));
+    if (elapsed >= 300000) {
+      EXPECT_EQ(st.value("jobDeploymentStatus", ""), "Failed");
+      EXPECT_EQ(st.value("reason", ""), "JobStatusCheckTimeoutExceeded");
+    } else {
+      EXPECT_TRUE(st.is_null() || st.value("jobDeploymentStatus", "") == "Running");
+    }
+  }
+}
+
+TEST(DecideTest, DecideIsDeterministic) {
+  json doc = manifest();
+  Plan a = decide(observed(doc), {}, 1234, {});
+  Plan b = decide(observed(doc), {}, 1234, {});
+  ASSERT_EQ(a.intents.size(), b.intents.size());
+  for (size_t i = 0; i < a.intents.size(); ++i) EXPECT_EQ(a.intents[i].object, b.intents[i].object);
+  EXPECT_EQ(writtenStatus(a)["rayClusterName"], writtenStatus(b)["rayClusterName"]);
+}
+
+}  // namespace
+}  // namespace rayjournal::controller
