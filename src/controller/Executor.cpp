@@ -128,7 +128,8 @@ std::string Executor::create(const RayJob& job, const std::string& kind, const I
   } catch (const kube::ApiError& e) {
     if (!e.alreadyExists()) {
       postEvent(job, {"Warning", kind == "RayCluster" ? "FailedToCreateRayCluster" : "FailedToCreateRayJobSubmitter",
-                      "Failed to create new " + kind + " " + job.ns + "/" + intent.target + ": " + e.what()});
+                      "Failed to create new " + std::string(kind == "Job" ? "Kubernetes Job" : kind) + " " + job.ns + "/" +
+                          intent.target + ": " + e.what()});
       throw;
     }
     auto existing = kube_.get(kind, job.ns, intent.target);

@@ -61,6 +61,18 @@ TEST(KubeRayScenario, S03_S19_NameLength) {
   EXPECT_TRUE(h.kube.get("Service", "default", status(h, ok)["rayClusterName"].get<std::string>() + "-head-svc"));
 }
 
+// 4: a submitter template without restartPolicy is rejected by the API server; the create
+// failure is an Event naming the Job, and the RayJob waits in error backoff.
+TEST(KubeRayScenario, S04_InvalidSubmitterTemplate) {
+  SimHarness h;
+  json job = sampleRayJob("rayjob-invalid-test");
+  job["spec"]["submitterPodTemplate"] = {{"spec", {{"containers", json::array({{{"name", "ray-job-submitter"}, {"image", "rayproject/ray:2.46.0"}}})}}}};
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return anyEvent(h, "FailedToCreateRayJobSubmitter", "Failed to create new Kubernetes Job default/rayjob-invalid-test"); }, 10000));
+  EXPECT_FALSE(h.kube.get("Job", "default", "rayjob-invalid-test"));
+  EXPECT_EQ(h.deploymentStatus("rayjob-invalid-test"), "Initializing");
+}
+
 // 5: activeDeadlineSeconds passes before the cluster is ready.
 TEST(KubeRayScenario, S05_ActiveDeadlineInInitializing) {
   SimHarness h;

@@ -267,6 +267,7 @@ json SimKube::create(const std::string& kind, const json& input) {
       throw kube::ApiError(422, "Invalid", kind + ": metadata.name is required");
     }
     if (!object["metadata"].contains("namespace")) object["metadata"]["namespace"] = "default";
+    validate(kind, object);
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     if (objects_.count(key)) {
       throw kube::ApiError(409, "AlreadyExists", kind + " \"" + nameOf(object) + "\" already exists in namespace " + nsOf(object));
@@ -287,6 +288,17 @@ json SimKube::create(const std::string& kind, const json& input) {
     }
     return objects_[key];
   });
+}
+
+// The API server's own validation that the controller depends on (batch/v1 Job pod templates
+// must say how their Pods restart).
+void SimKube::validate(const std::string& kind, const json& object) {
+  if (kind != "Job") return;
+  const json& spec = object.value("spec", json::object());
+  std::string policy = spec.value("template", json::object()).value("spec", json::object()).value("restartPolicy", "");
+  if (policy != "Never" && policy != "OnFailure") {
+    throw kube::ApiError(422, "Invalid", "Job.batch \"" + nameOf(object) + "\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"");
+  }
 }
 
 json& SimKube::checkedExisting(const std::string& kind, const json& object) {

@@ -73,6 +73,7 @@ class SimKube : public kube::KubeClient {
   void cascade(const std::string& uid, std::vector<Event>& events);
   void index(const std::string& key, const json& object, bool add);
   void orphanDependents(const std::string& uid);
+  static void validate(const std::string& kind, const json& object);
   template <typename Apply>
   json write(const std::string& verb, const std::string& kind, Apply&& apply);
   void finishIfUnblocked(const std::string& key, std::vector<Event>& events);

@@ -53,9 +53,9 @@ TEST(SimKubeTest, OrphanPropagationKeepsDependents) {
   ManualClock clock;
   SimKube kube(clock);
   json owner = kube.create("RayJob", object("owner"));
-  kube.create("Job", object("child", json::array({{{"kind", "RayJob"}, {"name", "owner"}, {"uid", owner["metadata"]["uid"]}}})));
+  kube.create("RayCluster", object("child", json::array({{{"kind", "RayJob"}, {"name", "owner"}, {"uid", owner["metadata"]["uid"]}}})));
   kube.remove("RayJob", "default", "owner", kube::Propagation::Orphan);
-  auto child = kube.get("Job", "default", "child");
+  auto child = kube.get("RayCluster", "default", "child");
   ASSERT_TRUE(child);
   EXPECT_TRUE((*child)["metadata"]["ownerReferences"].empty());
 }
