@@ -29,12 +29,15 @@ class CallCounter {
 
 class CountingKubeClient : public kube::KubeClient {
  public:
-  CountingKubeClient(kube::KubeClient& inner, CallCounter& counter) : inner_(inner), counter_(counter) {}
-  std::optional<kube::json> get(const std::string& kind, const std::string& ns, const std::string& name) override {
+  CountingKubeClient(kube::KubeClient& inner, CallCounter& counter)
+      : inner_(inner), counter_(counter) {}
+  std::optional<kube::json> get(const std::string& kind, const std::string& ns,
+                                const std::string& name) override {
     counter_.add("get " + kind);
     return inner_.get(kind, ns, name);
   }
-  std::vector<kube::json> list(const std::string& kind, const std::string& ns, const std::map<std::string, std::string>& labels) override {
+  std::vector<kube::json> list(const std::string& kind, const std::string& ns,
+                               const std::map<std::string, std::string>& labels) override {
     counter_.add("list " + kind);
     return inner_.list(kind, ns, labels);
   }
@@ -50,11 +53,14 @@ class CountingKubeClient : public kube::KubeClient {
     counter_.add("updateStatus " + kind);
     return inner_.updateStatus(kind, object);
   }
-  void remove(const std::string& kind, const std::string& ns, const std::string& name, kube::Propagation p) override {
+  void remove(const std::string& kind, const std::string& ns, const std::string& name,
+              kube::Propagation p) override {
     counter_.add("delete " + kind);
     inner_.remove(kind, ns, name, p);
   }
-  void watch(const std::string& kind, kube::WatchCallback callback) override { inner_.watch(kind, std::move(callback)); }
+  void watch(const std::string& kind, kube::WatchCallback callback) override {
+    inner_.watch(kind, std::move(callback));
+  }
 
  private:
   kube::KubeClient& inner_;
@@ -63,7 +69,8 @@ class CountingKubeClient : public kube::KubeClient {
 
 class CountingRayClient : public ray::RayJobsClient {
  public:
-  CountingRayClient(ray::RayJobsClient& inner, CallCounter& counter) : inner_(inner), counter_(counter) {}
+  CountingRayClient(ray::RayJobsClient& inner, CallCounter& counter)
+      : inner_(inner), counter_(counter) {}
   std::optional<ray::JobInfo> getJob(const std::string& d, const std::string& id) override {
     counter_.add("ray get");
     return inner_.getJob(d, id);

@@ -45,13 +45,17 @@ double measureFsync(const std::string& dir, double budget) {
 wal::Record sampleRecord(int i) {
   wal::Record r;
   r.type = wal::RecordType::Intent;
-  r.object = {"RayJob", "default", "rayjob-" + std::to_string(i % 1000), "3f9a2c1e-8d7b-4c2a-9e1f-" + std::to_string(i % 1000)};
+  r.object = {"RayJob", "default", "rayjob-" + std::to_string(i % 1000),
+              "3f9a2c1e-8d7b-4c2a-9e1f-" + std::to_string(i % 1000)};
   r.attempt = 1;
-  r.body = {{"action", "CreateRayCluster"}, {"name", "rayjob-" + std::to_string(i % 1000) + "-x7k2p"}, {"intent_id", i}};
+  r.body = {{"action", "CreateRayCluster"},
+            {"name", "rayjob-" + std::to_string(i % 1000) + "-x7k2p"},
+            {"intent_id", i}};
   return r;
 }
 
-double measureAppends(wal::Journal& journal, int threads, wal::Durability durability, double budget) {
+double measureAppends(wal::Journal& journal, int threads, wal::Durability durability,
+                      double budget) {
   std::atomic<long> total{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> workers;
@@ -59,7 +63,8 @@ double measureAppends(wal::Journal& journal, int threads, wal::Durability durabi
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       long n = 0;
-      while (!stop.load(std::memory_order_relaxed)) journal.append(sampleRecord(t * 100000 + int(n++)), durability);
+      while (!stop.load(std::memory_order_relaxed))
+        journal.append(sampleRecord(t * 100000 + int(n++)), durability);
       total += n;
     });
   }
@@ -78,19 +83,23 @@ nlohmann::json runJournalBench(const JournalBenchOptions& options) {
   out["fsync_per_sec"] = measureFsync(options.dir, options.secondsPerPhase);
   {
     auto journal = wal::Journal::open(options.dir + "/journal");
-    out["sync_appends_per_sec"] = measureAppends(*journal, 1, wal::Durability::Sync, options.secondsPerPhase);
+    out["sync_appends_per_sec"] =
+        measureAppends(*journal, 1, wal::Durability::Sync, options.secondsPerPhase);
     auto before = journal->stats();
-    out["group_commit_appends_per_sec"] =
-        measureAppends(*journal, options.groupAppenders, wal::Durability::Sync, options.secondsPerPhase);
+    out["group_commit_appends_per_sec"] = measureAppends(
+        *journal, options.groupAppenders, wal::Durability::Sync, options.secondsPerPhase);
     auto after = journal->stats();
     out["group_commit_records_per_sync"] =
-        double(after.appends - before.appends) / double(std::max<uint64_t>(1, after.syncs - before.syncs));
-    out["lazy_appends_per_sec"] = measureAppends(*journal, 1, wal::Durability::Lazy, options.secondsPerPhase);
+        double(after.appends - before.appends) /
+        double(std::max<uint64_t>(1, after.syncs - before.syncs));
+    out["lazy_appends_per_sec"] =
+        measureAppends(*journal, 1, wal::Durability::Lazy, options.secondsPerPhase);
     auto stats = journal->stats();
     out["record_bytes_avg"] = double(stats.bytes) / double(std::max<uint64_t>(1, stats.appends));
     out["records"] = stats.appends;
   }
-  out["sync_to_fsync_ratio"] = out["sync_appends_per_sec"].get<double>() / out["fsync_per_sec"].get<double>();
+  out["sync_to_fsync_ratio"] =
+      out["sync_appends_per_sec"].get<double>() / out["fsync_per_sec"].get<double>();
   out["group_to_sync_ratio"] =
       out["group_commit_appends_per_sec"].get<double>() / out["sync_appends_per_sec"].get<double>();
   out["group_appenders"] = options.groupAppenders;

@@ -40,8 +40,12 @@ uint64_t build(const std::string& dir, const RecoveryOptions& o, bool checkpoint
   };
   uint64_t seq = 0;
   for (int j = 0; j < o.jobs; ++j) {
-    batch.push_back(record(j, wal::RecordType::Observation, {{"observation", "AttemptStarted"}, {"attempt", 1}, {"incarnation", 1},
-                                                            {"rayClusterName", "job-" + std::to_string(j) + "-abcde"}, {"jobId", "job-" + std::to_string(j) + "-fghjk"}}));
+    batch.push_back(record(j, wal::RecordType::Observation,
+                           {{"observation", "AttemptStarted"},
+                            {"attempt", 1},
+                            {"incarnation", 1},
+                            {"rayClusterName", "job-" + std::to_string(j) + "-abcde"},
+                            {"jobId", "job-" + std::to_string(j) + "-fghjk"}}));
     ++seq;
     if (batch.size() >= 1000) flush();
   }
@@ -50,9 +54,13 @@ uint64_t build(const std::string& dir, const RecoveryOptions& o, bool checkpoint
   for (uint64_t i = 0; journal->latestSeq() < target; ++i) {
     int j = int(i % uint64_t(o.jobs));
     uint64_t intent = journal->latestSeq() + batch.size() + 1;
-    batch.push_back(record(j, wal::RecordType::Intent, {{"action", "WriteStatus"}, {"target", "job-" + std::to_string(j)},
-                                                       {"status", {{"jobDeploymentStatus", "Running"}, {"jobStatus", "RUNNING"}}}}));
-    batch.push_back(record(j, wal::RecordType::Outcome, {{"intent_seq", intent}, {"action", "WriteStatus"}, {"result", "ok"}}));
+    batch.push_back(
+        record(j, wal::RecordType::Intent,
+               {{"action", "WriteStatus"},
+                {"target", "job-" + std::to_string(j)},
+                {"status", {{"jobDeploymentStatus", "Running"}, {"jobStatus", "RUNNING"}}}}));
+    batch.push_back(record(j, wal::RecordType::Outcome,
+                           {{"intent_seq", intent}, {"action", "WriteStatus"}, {"result", "ok"}}));
     if (batch.size() >= 1000) flush();
   }
   flush();
@@ -61,13 +69,16 @@ uint64_t build(const std::string& dir, const RecoveryOptions& o, bool checkpoint
     journal->writeCheckpoint(covers, state);
     while (journal->latestSeq() < o.historyRecords) {
       int j = int(journal->latestSeq() % uint64_t(o.jobs));
-      batch.push_back(record(j, wal::RecordType::Observation, {{"observation", "RayStatus"}, {"status", "RUNNING"}}));
+      batch.push_back(record(j, wal::RecordType::Observation,
+                             {{"observation", "RayStatus"}, {"status", "RUNNING"}}));
       if (batch.size() >= 1000) flush();
     }
     flush();
   }
   for (int k = 0; k < o.inDoubt; ++k) {
-    batch.push_back(record(k % o.jobs, wal::RecordType::Intent, {{"action", "CreateRayCluster"}, {"target", "job-" + std::to_string(k % o.jobs) + "-abcde"}}));
+    batch.push_back(record(k % o.jobs, wal::RecordType::Intent,
+                           {{"action", "CreateRayCluster"},
+                            {"target", "job-" + std::to_string(k % o.jobs) + "-abcde"}}));
   }
   flush();
   journal->sync();
@@ -85,10 +96,14 @@ json measure(const std::string& dir) {
   auto report = controller::recover(*journal, projection, kube, ray);
   double total = std::chrono::duration<double>(Clock::now() - start).count();
   auto cp = journal->latestCheckpoint();
-  return {{"restart_seconds", total}, {"open_seconds", openSeconds}, {"replayed_records", report.replayedRecords},
-          {"in_doubt_resolved", report.inDoubt}, {"checkpoint_bytes", cp ? cp->state.size() : 0},
+  return {{"restart_seconds", total},
+          {"open_seconds", openSeconds},
+          {"replayed_records", report.replayedRecords},
+          {"in_doubt_resolved", report.inDoubt},
+          {"checkpoint_bytes", cp ? cp->state.size() : 0},
           {"projection_jobs", projection.jobCount()},
-          {"checkpoint_bytes_per_job", cp ? double(cp->state.size()) / std::max<size_t>(1, projection.jobCount()) : 0.0}};
+          {"checkpoint_bytes_per_job",
+           cp ? double(cp->state.size()) / std::max<size_t>(1, projection.jobCount()) : 0.0}};
 }
 
 }  // namespace

@@ -23,11 +23,19 @@ using nlohmann::json;
 json rayJob(int i, const std::string& mode) {
   return {{"apiVersion", "ray.io/v1"},
           {"kind", "RayJob"},
-          {"metadata", {{"name", "bench-" + std::to_string(i)}, {"namespace", "default"},
-                        {"annotations", {{"rayjournal.io/sim-duration", "0s"}}}}},
-          {"spec", {{"entrypoint", "python -c 'print(1)'"},
-                    {"submissionMode", mode == "http" ? "HTTPMode" : "K8sJobMode"},
-                    {"rayClusterSpec", {{"headGroupSpec", {{"template", {{"spec", {{"containers", json::array({{{"name", "ray-head"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
+          {"metadata",
+           {{"name", "bench-" + std::to_string(i)},
+            {"namespace", "default"},
+            {"annotations", {{"rayjournal.io/sim-duration", "0s"}}}}},
+          {"spec",
+           {{"entrypoint", "python -c 'print(1)'"},
+            {"submissionMode", mode == "http" ? "HTTPMode" : "K8sJobMode"},
+            {"rayClusterSpec",
+             {{"headGroupSpec",
+               {{"template",
+                 {{"spec",
+                   {{"containers", json::array({{{"name", "ray-head"},
+                                                 {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
 }
 
 double peakRssMb() {
@@ -47,8 +55,10 @@ std::unique_ptr<wal::Journal> openJournal(const ThroughputOptions& o) {
 }  // namespace
 
 json runThroughput(const ThroughputOptions& o) {
-  if (o.durability != "sync" && o.durability != "lazy" && o.durability != "off") throw std::invalid_argument("--durability must be sync, lazy or off");
-  if (o.mode != "k8sjob" && o.mode != "http") throw std::invalid_argument("--mode must be k8sjob or http");
+  if (o.durability != "sync" && o.durability != "lazy" && o.durability != "off")
+    throw std::invalid_argument("--durability must be sync, lazy or off");
+  if (o.mode != "k8sjob" && o.mode != "http")
+    throw std::invalid_argument("--mode must be k8sjob or http");
   spdlog::set_level(spdlog::level::warn);
   SystemClock clock;
   sim::SimKube kube(clock);
@@ -73,7 +83,8 @@ json runThroughput(const ThroughputOptions& o) {
       return;
     }
     const json& meta = o2["metadata"];
-    if (!meta.contains("deletionTimestamp") && o2.value("status", json::object()).value("jobDeploymentStatus", "") == "Complete") {
+    if (!meta.contains("deletionTimestamp") &&
+        o2.value("status", json::object()).value("jobDeploymentStatus", "") == "Complete") {
       std::lock_guard lock(mu);
       toDelete.push_back(meta["name"]);
     }
@@ -94,9 +105,11 @@ json runThroughput(const ThroughputOptions& o) {
       if (!deleting.insert(name).second) continue;
       kube.remove("RayJob", "default", name);
     }
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > o.timeoutSeconds) {
-      throw std::runtime_error("throughput run did not finish within " + std::to_string(o.timeoutSeconds) + " s (" +
-                               std::to_string(deleted.load()) + " of " + std::to_string(o.jobs) + " RayJobs done)");
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+        o.timeoutSeconds) {
+      throw std::runtime_error(
+          "throughput run did not finish within " + std::to_string(o.timeoutSeconds) + " s (" +
+          std::to_string(deleted.load()) + " of " + std::to_string(o.jobs) + " RayJobs done)");
     }
     // The simulated kubelet and Job controller act in rounds, as real ones do; between rounds the
     // controller has the cores.
@@ -107,7 +120,9 @@ json runThroughput(const ThroughputOptions& o) {
   auto stats = journal->stats();
   auto lat = manager.latenciesUs();
   std::sort(lat.begin(), lat.end());
-  auto pct = [&](double p) { return lat.empty() ? 0u : lat[std::min(lat.size() - 1, size_t(p * lat.size()))]; };
+  auto pct = [&](double p) {
+    return lat.empty() ? 0u : lat[std::min(lat.size() - 1, size_t(p * lat.size()))];
+  };
   json calls = json::object();
   uint64_t totalCalls = 0;
   for (const auto& [what, n] : counter.counts()) {
@@ -115,14 +130,22 @@ json runThroughput(const ThroughputOptions& o) {
     totalCalls += n;
   }
   uint64_t sideEffects = stats.appends;  // refined below from intents
-  json out{{"jobs", o.jobs}, {"workers", o.workers}, {"durability", o.durability}, {"mode", o.mode},
-           {"wall_seconds", wall}, {"rayjobs_per_sec", o.jobs / wall},
+  json out{{"jobs", o.jobs},
+           {"workers", o.workers},
+           {"durability", o.durability},
+           {"mode", o.mode},
+           {"wall_seconds", wall},
+           {"rayjobs_per_sec", o.jobs / wall},
            {"reconciles_per_sec", manager.reconciles() / wall},
-           {"journal_records", stats.appends}, {"journal_syncs", stats.syncs},
+           {"journal_records", stats.appends},
+           {"journal_syncs", stats.syncs},
            {"records_per_sync", stats.syncs ? double(stats.appends) / stats.syncs : 0.0},
-           {"reconcile_latency_p50_us", pct(0.5)}, {"reconcile_latency_p99_us", pct(0.99)},
-           {"peak_rss_mb", peakRssMb()}, {"bytes_per_rayjob_journal", double(stats.bytes) / o.jobs},
-           {"api_calls_per_rayjob", calls}, {"api_calls_per_rayjob_total", double(totalCalls) / o.jobs}};
+           {"reconcile_latency_p50_us", pct(0.5)},
+           {"reconcile_latency_p99_us", pct(0.99)},
+           {"peak_rss_mb", peakRssMb()},
+           {"bytes_per_rayjob_journal", double(stats.bytes) / o.jobs},
+           {"api_calls_per_rayjob", calls},
+           {"api_calls_per_rayjob_total", double(totalCalls) / o.jobs}};
   (void)sideEffects;
   uint64_t intents = 0;
   journal->scan(0, [&](const wal::Record& r) {

@@ -1,8 +1,9 @@
 // rayjournal-bench: reproducible measurements with JSON output.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
-#include <unistd.h>
 
 #include "JournalBench.h"
 #include "RecoveryBench.h"
@@ -13,50 +14,69 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   rayjournal::bench::JournalBenchOptions journalOptions;
-  journalOptions.dir = (std::filesystem::temp_directory_path() / ("rayjournal-bench-" + std::to_string(getpid()))).string();
+  journalOptions.dir =
+      (std::filesystem::temp_directory_path() / ("rayjournal-bench-" + std::to_string(getpid())))
+          .string();
   bool json = false;
-  auto* journal = app.add_subcommand("journal", "fsync rate of the disk, and sync / group-commit / lazy append rates");
-  journal->add_option("--dir", journalOptions.dir, "scratch directory on the disk to measure (removed afterwards)");
-  journal->add_option("--seconds", journalOptions.secondsPerPhase, "time budget per phase")->check(CLI::PositiveNumber);
-  journal->add_option("--appenders", journalOptions.groupAppenders, "concurrent appenders for group commit")->check(CLI::PositiveNumber);
+  auto* journal = app.add_subcommand(
+      "journal", "fsync rate of the disk, and sync / group-commit / lazy append rates");
+  journal->add_option("--dir", journalOptions.dir,
+                      "scratch directory on the disk to measure (removed afterwards)");
+  journal->add_option("--seconds", journalOptions.secondsPerPhase, "time budget per phase")
+      ->check(CLI::PositiveNumber);
+  journal
+      ->add_option("--appenders", journalOptions.groupAppenders,
+                   "concurrent appenders for group commit")
+      ->check(CLI::PositiveNumber);
   journal->add_flag("--json", json, "print one JSON object (the default output)");
 
   rayjournal::bench::ThroughputOptions tp;
   tp.dir = journalOptions.dir;
   bool compare = false;
-  auto* throughput = app.add_subcommand("throughput", "N RayJobs through their whole lifecycle on the simulated cluster");
+  auto* throughput = app.add_subcommand(
+      "throughput", "N RayJobs through their whole lifecycle on the simulated cluster");
   throughput->add_option("--jobs", tp.jobs, "RayJobs")->capture_default_str();
   throughput->add_option("--workers", tp.workers, "reconcile workers")->capture_default_str();
   throughput->add_option("--durability", tp.durability, "sync, lazy or off")->capture_default_str();
   throughput->add_option("--mode", tp.mode, "k8sjob or http")->capture_default_str();
   throughput->add_option("--dir", tp.dir, "scratch directory for the journal");
-  throughput->add_option("--requeue-ms", tp.requeueMs, "poll interval for Running RayJobs")->capture_default_str();
-  throughput->add_flag("--compare", compare, "run --durability off then sync in one process and report the wall-time ratio");
+  throughput->add_option("--requeue-ms", tp.requeueMs, "poll interval for Running RayJobs")
+      ->capture_default_str();
+  throughput->add_flag(
+      "--compare", compare,
+      "run --durability off then sync in one process and report the wall-time ratio");
   throughput->add_flag("--json", json, "print one JSON object (the default output)");
 
   rayjournal::bench::RecoveryOptions rp;
   rp.dir = journalOptions.dir;
-  auto* recovery = app.add_subcommand("recovery", "restart-to-ready time for a journal with N live RayJobs and M records");
+  auto* recovery = app.add_subcommand(
+      "recovery", "restart-to-ready time for a journal with N live RayJobs and M records");
   recovery->add_option("--jobs", rp.jobs, "live RayJobs")->capture_default_str();
-  recovery->add_option("--history-records", rp.historyRecords, "records of history")->capture_default_str();
+  recovery->add_option("--history-records", rp.historyRecords, "records of history")
+      ->capture_default_str();
   recovery->add_option("--in-doubt", rp.inDoubt, "intents left in doubt")->capture_default_str();
   recovery->add_option("--dir", rp.dir, "scratch directory");
-  recovery->add_flag("--keep", rp.keep, "keep the built journals (to time rayjournal-replay on them)");
+  recovery->add_flag("--keep", rp.keep,
+                     "keep the built journals (to time rayjournal-replay on them)");
   recovery->add_flag("--json", json, "print one JSON object (the default output)");
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*journal) std::cout << rayjournal::bench::runJournalBench(journalOptions).dump(2) << std::endl;
+    if (*journal)
+      std::cout << rayjournal::bench::runJournalBench(journalOptions).dump(2) << std::endl;
     if (*recovery) std::cout << rayjournal::bench::runRecovery(rp).dump(2) << std::endl;
-    if (*throughput && !compare) std::cout << rayjournal::bench::runThroughput(tp).dump(2) << std::endl;
+    if (*throughput && !compare)
+      std::cout << rayjournal::bench::runThroughput(tp).dump(2) << std::endl;
     if (*throughput && compare) {
       auto off = tp, sync = tp;
       off.durability = "off";
       sync.durability = "sync";
       auto a = rayjournal::bench::runThroughput(off);
       auto b = rayjournal::bench::runThroughput(sync);
-      nlohmann::json out{{"off", a}, {"sync", b},
-                         {"sync_over_off_wall_ratio", b["wall_seconds"].get<double>() / a["wall_seconds"].get<double>()}};
+      nlohmann::json out{{"off", a},
+                         {"sync", b},
+                         {"sync_over_off_wall_ratio",
+                          b["wall_seconds"].get<double>() / a["wall_seconds"].get<double>()}};
       std::cout << out.dump(2) << std::endl;
     }
   } catch (const std::exception& e) {

@@ -16,7 +16,9 @@ class Clock {
 class SystemClock : public Clock {
  public:
   int64_t nowMs() const override {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
   }
 };
 

@@ -17,7 +17,8 @@ std::string toRfc3339(int64_t unixMs) {
 std::optional<int64_t> parseRfc3339(const std::string& text) {
   struct tm tm {};
   int y, mo, d, h, mi, s;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6) return std::nullopt;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6)
+    return std::nullopt;
   tm.tm_year = y - 1900;
   tm.tm_mon = mo - 1;
   tm.tm_mday = d;

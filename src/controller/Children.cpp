@@ -1,9 +1,9 @@
 #include "controller/Children.h"
 
-#include "adapters/YamlJson.h"
-
 #include <cstdio>
 #include <stdexcept>
+
+#include "adapters/YamlJson.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -17,7 +17,9 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-std::string goQuote(const std::string& s) { return json(s).dump(); }
+std::string goQuote(const std::string& s) {
+  return json(s).dump();
+}
 
 std::string formatFloat(double v) {
   char buf[64];
@@ -31,7 +33,12 @@ json originLabels(const RayJob& job) {
 
 std::string headImage(const json& clusterSpec) {
   try {
-    return clusterSpec.at("headGroupSpec").at("template").at("spec").at("containers").at(0).value("image", "rayproject/ray:2.46.0");
+    return clusterSpec.at("headGroupSpec")
+        .at("template")
+        .at("spec")
+        .at("containers")
+        .at(0)
+        .value("image", "rayproject/ray:2.46.0");
   } catch (const json::exception&) {
     return "rayproject/ray:2.46.0";
   }
@@ -51,8 +58,9 @@ std::string generatedName(const RayJob& job, uint32_t incarnation, const std::st
 }
 
 json ownerReference(const RayJob& job) {
-  return {{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"}, {"name", job.name},
-          {"uid", job.uid}, {"controller", true}, {"blockOwnerDeletion", true}};
+  return {{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"},
+          {"name", job.name},          {"uid", job.uid},
+          {"controller", true},        {"blockOwnerDeletion", true}};
 }
 
 bool ownedBy(const json& child, const std::string& uid) {
@@ -70,8 +78,12 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
   if (annotations.is_null()) annotations = json::object();
   json cluster{{"apiVersion", "ray.io/v1"},
                {"kind", "RayCluster"},
-               {"metadata", {{"name", clusterName}, {"namespace", job.ns}, {"labels", labels},
-                             {"annotations", annotations}, {"ownerReferences", json::array({ownerReference(job)})}}},
+               {"metadata",
+                {{"name", clusterName},
+                 {"namespace", job.ns},
+                 {"labels", labels},
+                 {"annotations", annotations},
+                 {"ownerReferences", json::array({ownerReference(job)})}}},
                {"spec", job.spec.rayClusterSpec}};
   if (job.spec.submissionMode == "SidecarMode") {
     cluster["metadata"]["annotations"]["ray.io/disable-provisioned-head-restart"] = "true";
@@ -81,15 +93,20 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
     for (const auto& p : podSpec["containers"][0].value("ports", json::array())) {
       if (p.value("name", "") == "dashboard") port = p.value("containerPort", 8265);
     }
-    json container{{"name", kSubmitterContainer},
-                   {"image", headImage(job.spec.rayClusterSpec)},
-                   {"command", json::array({"/bin/bash", "-ce", "--"})},
-                   {"args", json::array({buildSidecarCommand(job, port)})},
-                   {"env", json::array({{{"name", "PYTHONUNBUFFERED"}, {"value", "1"}},
-                                        {{"name", "RAY_DASHBOARD_ADDRESS"}, {"value", "127.0.0.1:" + std::to_string(port)}},
-                                        {{"name", "RAY_JOB_SUBMISSION_ID"}, {"value", job.status.jobId}},
-                                        {{"name", "RAYJOURNAL_ATTEMPT"}, {"value", std::to_string(job.status.failed + 1)}}})},
-                   {"resources", {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}, {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}};
+    json container{
+        {"name", kSubmitterContainer},
+        {"image", headImage(job.spec.rayClusterSpec)},
+        {"command", json::array({"/bin/bash", "-ce", "--"})},
+        {"args", json::array({buildSidecarCommand(job, port)})},
+        {"env",
+         json::array(
+             {{{"name", "PYTHONUNBUFFERED"}, {"value", "1"}},
+              {{"name", "RAY_DASHBOARD_ADDRESS"}, {"value", "127.0.0.1:" + std::to_string(port)}},
+              {{"name", "RAY_JOB_SUBMISSION_ID"}, {"value", job.status.jobId}},
+              {{"name", "RAYJOURNAL_ATTEMPT"}, {"value", std::to_string(job.status.failed + 1)}}})},
+        {"resources",
+         {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}},
+          {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}};
     podSpec["containers"].push_back(container);
   }
   return cluster;
@@ -99,16 +116,25 @@ std::string buildSubmitCommand(const RayJob& job) {
   std::string addr = job.status.dashboardURL;
   if (addr.rfind("http://", 0) != 0) addr = "http://" + addr;
   const std::string& id = job.status.jobId;
-  std::string cmd = "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in urllib.request.urlopen('" + addr +
-                    "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray Dashboard GCS to become healthy at " +
-                    addr + " ...\" ; sleep 2 ; done ; if ! ray job status --address " + addr + " " + id +
-                    " >/dev/null 2>&1 ; then ray job submit --address " + addr + " --no-wait";
-  if (!job.spec.runtimeEnvYAML.empty()) cmd += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
-  if (!job.spec.metadata.empty()) cmd += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
+  std::string cmd =
+      "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in "
+      "urllib.request.urlopen('" +
+      addr +
+      "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray "
+      "Dashboard GCS to become healthy at " +
+      addr + " ...\" ; sleep 2 ; done ; if ! ray job status --address " + addr + " " + id +
+      " >/dev/null 2>&1 ; then ray job submit --address " + addr + " --no-wait";
+  if (!job.spec.runtimeEnvYAML.empty())
+    cmd += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
+  if (!job.spec.metadata.empty())
+    cmd += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
   if (!id.empty()) cmd += " --submission-id " + id;
-  if (job.spec.entrypointNumCpus > 0) cmd += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
-  if (job.spec.entrypointNumGpus > 0) cmd += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
-  if (!job.spec.entrypointResources.empty()) cmd += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
+  if (job.spec.entrypointNumCpus > 0)
+    cmd += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
+  if (job.spec.entrypointNumGpus > 0)
+    cmd += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
+  if (!job.spec.entrypointResources.empty())
+    cmd += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
   std::string entrypoint = job.spec.entrypoint;
   entrypoint.erase(0, entrypoint.find_first_not_of(" \t\n"));
   entrypoint.erase(entrypoint.find_last_not_of(" \t\n") + 1);
@@ -118,28 +144,44 @@ std::string buildSubmitCommand(const RayJob& job) {
 
 std::string buildSidecarCommand(const RayJob& job, int dashboardPort) {
   std::string addr = "http://127.0.0.1:" + std::to_string(dashboardPort);
-  std::string cmd = "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in urllib.request.urlopen('http://localhost:" +
-                    std::to_string(dashboardPort) + "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray Dashboard GCS to become healthy at " +
-                    addr + " ...\" ; sleep 2 ; done ; ray job submit --address " + addr;
-  if (!job.spec.runtimeEnvYAML.empty()) cmd += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
-  if (!job.spec.metadata.empty()) cmd += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
+  std::string cmd =
+      "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in "
+      "urllib.request.urlopen('http://localhost:" +
+      std::to_string(dashboardPort) +
+      "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray "
+      "Dashboard GCS to become healthy at " +
+      addr + " ...\" ; sleep 2 ; done ; ray job submit --address " + addr;
+  if (!job.spec.runtimeEnvYAML.empty())
+    cmd += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
+  if (!job.spec.metadata.empty())
+    cmd += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
   cmd += " --submission-id " + job.status.jobId;
-  if (job.spec.entrypointNumCpus > 0) cmd += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
-  if (job.spec.entrypointNumGpus > 0) cmd += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
-  if (!job.spec.entrypointResources.empty()) cmd += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
+  if (job.spec.entrypointNumCpus > 0)
+    cmd += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
+  if (job.spec.entrypointNumGpus > 0)
+    cmd += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
+  if (!job.spec.entrypointResources.empty())
+    cmd += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
   return cmd + " -- " + job.spec.entrypoint + " ;";
 }
 
-json buildJobHeadService(const RayJob& job, const json& clusterHeadService, const std::string& clusterName) {
+json buildJobHeadService(const RayJob& job, const json& clusterHeadService,
+                         const std::string& clusterName) {
   json spec = clusterHeadService.value("spec", json::object());
   json out{{"apiVersion", "v1"},
            {"kind", "Service"},
-           {"metadata", {{"name", job.name + "-head-svc"}, {"namespace", job.ns},
-                         {"labels", {{"ray.io/originated-from-cr-name", job.name}, {"ray.io/originated-from-crd", "RayJob"},
-                                     {"ray.io/node-type", "head"}, {"ray.io/identifier", job.name + "-head"}}},
-                         {"ownerReferences", json::array({ownerReference(job)})}}},
-           {"spec", {{"ports", spec.value("ports", json::array())},
-                     {"selector", {{"ray.io/cluster", clusterName}, {"ray.io/node-type", "head"}}}}}};
+           {"metadata",
+            {{"name", job.name + "-head-svc"},
+             {"namespace", job.ns},
+             {"labels",
+              {{"ray.io/originated-from-cr-name", job.name},
+               {"ray.io/originated-from-crd", "RayJob"},
+               {"ray.io/node-type", "head"},
+               {"ray.io/identifier", job.name + "-head"}}},
+             {"ownerReferences", json::array({ownerReference(job)})}}},
+           {"spec",
+            {{"ports", spec.value("ports", json::array())},
+             {"selector", {{"ray.io/cluster", clusterName}, {"ray.io/node-type", "head"}}}}}};
   if (spec.contains("type")) out["spec"]["type"] = spec["type"];
   return out;
 }
@@ -154,8 +196,9 @@ json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {
               {"containers",
                json::array({{{"name", "ray-job-submitter"},
                              {"image", headImage(cluster.value("spec", json::object()))},
-                             {"resources", {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}},
-                                            {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}}})}}}};
+                             {"resources",
+                              {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}},
+                               {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}}})}}}};
   }
   json& container = tmpl["spec"]["containers"][0];
   if (container.value("command", json::array()).empty()) {
@@ -169,11 +212,15 @@ json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {
   env.push_back({{"name", "RAYJOURNAL_ATTEMPT"}, {"value", std::to_string(attempt)}});
   container["env"] = env;
   tmpl["metadata"]["labels"].update(labels);
-  return {{"apiVersion", "batch/v1"},
-          {"kind", "Job"},
-          {"metadata", {{"name", job.name}, {"namespace", job.ns}, {"labels", labels},
-                        {"ownerReferences", json::array({ownerReference(job)})}}},
-          {"spec", {{"backoffLimit", job.spec.submitterBackoffLimit.value_or(2)}, {"template", tmpl}}}};
+  return {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", job.name},
+        {"namespace", job.ns},
+        {"labels", labels},
+        {"ownerReferences", json::array({ownerReference(job)})}}},
+      {"spec", {{"backoffLimit", job.spec.submitterBackoffLimit.value_or(2)}, {"template", tmpl}}}};
 }
 
 json runtimeEnvJson(const std::string& yaml) {

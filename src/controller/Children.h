@@ -22,7 +22,8 @@ json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt);
 std::string buildSubmitCommand(const RayJob& job);
 
 // The RayJob-level head Service <rayjob>-head-svc, selecting the cluster's head (reference 2.17).
-json buildJobHeadService(const RayJob& job, const json& clusterHeadService, const std::string& clusterName);
+json buildJobHeadService(const RayJob& job, const json& clusterHeadService,
+                         const std::string& clusterName);
 // The SidecarMode submitter command (reference 3.6, without the restart gate).
 std::string buildSidecarCommand(const RayJob& job, int dashboardPort);
 inline constexpr const char* kSubmitterContainer = "ray-job-submitter";

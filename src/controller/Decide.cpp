@@ -18,7 +18,9 @@ struct Ctx {
   Plan plan;
 
   bool selectorMode() const { return !job.spec.clusterSelector.empty(); }
-  void intent(Action a, std::string target, json object = json()) { plan.intents.push_back({a, std::move(target), std::move(object)}); }
+  void intent(Action a, std::string target, json object = json()) {
+    plan.intents.push_back({a, std::move(target), std::move(object)});
+  }
   void event(const std::string& type, const std::string& reason, const std::string& message) {
     plan.events.push_back({type, reason, message});
   }
@@ -33,7 +35,8 @@ struct Ctx {
   }
 };
 
-bool conditionTrue(const json& job, const char* type, std::string* at = nullptr, json* cond = nullptr) {
+bool conditionTrue(const json& job, const char* type, std::string* at = nullptr,
+                   json* cond = nullptr) {
   for (const auto& c : job.value("status", json::object()).value("conditions", json::array())) {
     if (c.value("type", "") == type && c.value("status", "") == "True") {
       if (at) *at = c.value("lastTransitionTime", "");
@@ -46,14 +49,18 @@ bool conditionTrue(const json& job, const char* type, std::string* at = nullptr,
 
 bool deadlinesPassed(Ctx& c, bool activeDeadline, bool preRunningDeadline) {
   const auto& s = c.job.spec;
-  if (activeDeadline && s.activeDeadlineSeconds && c.passed(c.st.startTime, int64_t(*s.activeDeadlineSeconds) * 1000)) {
-    c.fail("DeadlineExceeded", "The RayJob has passed the activeDeadlineSeconds. StartTime: " + c.st.startTime +
-                                   ". ActiveDeadlineSeconds: " + std::to_string(*s.activeDeadlineSeconds));
+  if (activeDeadline && s.activeDeadlineSeconds &&
+      c.passed(c.st.startTime, int64_t(*s.activeDeadlineSeconds) * 1000)) {
+    c.fail("DeadlineExceeded",
+           "The RayJob has passed the activeDeadlineSeconds. StartTime: " + c.st.startTime +
+               ". ActiveDeadlineSeconds: " + std::to_string(*s.activeDeadlineSeconds));
     return true;
   }
-  if (preRunningDeadline && s.preRunningDeadlineSeconds && c.passed(c.st.startTime, int64_t(*s.preRunningDeadlineSeconds) * 1000)) {
-    c.fail("PreRunningDeadlineExceeded", "The RayJob has passed the preRunningDeadlineSeconds. StartTime: " + c.st.startTime +
-                                             ". PreRunningDeadlineSeconds: " + std::to_string(*s.preRunningDeadlineSeconds));
+  if (preRunningDeadline && s.preRunningDeadlineSeconds &&
+      c.passed(c.st.startTime, int64_t(*s.preRunningDeadlineSeconds) * 1000)) {
+    c.fail("PreRunningDeadlineExceeded",
+           "The RayJob has passed the preRunningDeadlineSeconds. StartTime: " + c.st.startTime +
+               ". PreRunningDeadlineSeconds: " + std::to_string(*s.preRunningDeadlineSeconds));
     return true;
   }
   return false;
@@ -63,37 +70,48 @@ void decideNew(Ctx& c) {
   if (!c.job.hasFinalizer()) c.intent(Action::AddFinalizer, c.job.name);
   uint32_t incarnation = std::max<uint32_t>(c.facts.nextIncarnation, uint32_t(c.st.failed) + 1);
   if (c.job.spec.submissionMode != "InteractiveMode" && c.st.jobId.empty()) {
-    c.st.jobId = c.job.spec.jobId.empty() ? generatedName(c.job, incarnation, "job") : c.job.spec.jobId;
+    c.st.jobId =
+        c.job.spec.jobId.empty() ? generatedName(c.job, incarnation, "job") : c.job.spec.jobId;
   }
   if (c.st.rayClusterName.empty()) {
     auto it = c.job.spec.clusterSelector.find("ray.io/cluster");
-    c.st.rayClusterName = it != c.job.spec.clusterSelector.end() ? it->second : generatedName(c.job, incarnation, "cluster");
+    c.st.rayClusterName = it != c.job.spec.clusterSelector.end()
+                              ? it->second
+                              : generatedName(c.job, incarnation, "cluster");
   }
   c.st.jobStatus = "";
   c.st.reason = "";
   c.st.message = "";
   c.st.jobDeploymentStatus = "Initializing";
   c.st.startTime = toRfc3339(c.now);
-  c.plan.observations.push_back({{"observation", "AttemptStarted"}, {"attempt", c.st.failed + 1}, {"incarnation", incarnation},
-                                 {"rayClusterName", c.st.rayClusterName}, {"jobId", c.st.jobId}});
-  c.plan.why = "new attempt: identities " + c.st.rayClusterName + " / " + (c.st.jobId.empty() ? "(interactive)" : c.st.jobId);
+  c.plan.observations.push_back({{"observation", "AttemptStarted"},
+                                 {"attempt", c.st.failed + 1},
+                                 {"incarnation", incarnation},
+                                 {"rayClusterName", c.st.rayClusterName},
+                                 {"jobId", c.st.jobId}});
+  c.plan.why = "new attempt: identities " + c.st.rayClusterName + " / " +
+               (c.st.jobId.empty() ? "(interactive)" : c.st.jobId);
 }
 
 // Returns false when the cluster is not usable yet (the plan says what to do meanwhile).
 bool ensureCluster(Ctx& c) {
   if (!c.o.cluster) {
     if (c.selectorMode()) {
-      c.event("Warning", "RayClusterNotFound", "RayCluster " + c.job.ns + "/" + c.st.rayClusterName + " set in the clusterSelector is not found");
+      c.event("Warning", "RayClusterNotFound",
+              "RayCluster " + c.job.ns + "/" + c.st.rayClusterName +
+                  " set in the clusterSelector is not found");
       c.plan.why = "clusterSelector cluster " + c.st.rayClusterName + " not found";
       return false;
     }
-    c.intent(Action::CreateRayCluster, c.st.rayClusterName, buildRayCluster(c.job, c.st.rayClusterName));
+    c.intent(Action::CreateRayCluster, c.st.rayClusterName,
+             buildRayCluster(c.job, c.st.rayClusterName));
     c.plan.why = "creating RayCluster " + c.st.rayClusterName;
     return false;
   }
   if (!c.selectorMode() && !ownedBy(*c.o.cluster, c.job.uid)) {
-    c.event("Warning", "FailedToCreateRayCluster", "RayCluster " + c.job.ns + "/" + c.st.rayClusterName +
-                                                      " exists but is not owned by this RayJob (uid " + c.job.uid + "); not adopting it");
+    c.event("Warning", "FailedToCreateRayCluster",
+            "RayCluster " + c.job.ns + "/" + c.st.rayClusterName +
+                " exists but is not owned by this RayJob (uid " + c.job.uid + "); not adopting it");
     c.plan.why = "foreign RayCluster " + c.st.rayClusterName;
     return false;
   }
@@ -123,7 +141,8 @@ void decideInitializing(Ctx& c) {
       if (p.value("name", "") == "dashboard") port = p.value("port", 8265);
     }
     c.st.rayClusterStatus = clusterStatus;
-    c.st.dashboardURL = (*c.o.headService)["metadata"].value("name", "") + "." + c.job.ns + ".svc." + c.cfg.clusterDomain + ":" + std::to_string(port);
+    c.st.dashboardURL = (*c.o.headService)["metadata"].value("name", "") + "." + c.job.ns +
+                        ".svc." + c.cfg.clusterDomain + ":" + std::to_string(port);
   }
   if (c.job.spec.submissionMode == "InteractiveMode") {
     c.st.jobDeploymentStatus = "Waiting";
@@ -132,7 +151,8 @@ void decideInitializing(Ctx& c) {
   if (c.job.spec.submissionMode == "K8sJobMode" && !c.o.submitter) {
     RayJob withStatus = c.job;
     withStatus.status = c.st;
-    c.intent(Action::CreateSubmitterJob, c.job.name, buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
+    c.intent(Action::CreateSubmitterJob, c.job.name,
+             buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
   }
   c.st.jobDeploymentStatus = "Running";
   c.plan.why = "cluster ready at " + c.st.dashboardURL + "; running";
@@ -145,7 +165,10 @@ void decideWaiting(Ctx& c) {
     // requeues every 3 s). A preRunningDeadline still needs a look when it passes.
     c.plan.requeueAfterMs.reset();
     if (auto start = parseRfc3339(c.st.startTime); start && c.job.spec.preRunningDeadlineSeconds) {
-      c.plan.requeueAfterMs = std::max<int64_t>(0, *start + int64_t(*c.job.spec.preRunningDeadlineSeconds) * 1000 - c.now) + 1000;
+      c.plan.requeueAfterMs =
+          std::max<int64_t>(
+              0, *start + int64_t(*c.job.spec.preRunningDeadlineSeconds) * 1000 - c.now) +
+          1000;
     }
     c.plan.why = "waiting for the user to set spec.jobId";
     return;
@@ -168,16 +191,22 @@ ray::SubmitRequest submitRequest(const Ctx& c) {
 
 json submitObject(const Ctx& c) {
   ray::SubmitRequest r = submitRequest(c);
-  return {{"dashboard", c.st.dashboardURL}, {"submissionId", r.submissionId}, {"entrypoint", r.entrypoint},
-          {"runtimeEnv", r.runtimeEnv}, {"metadata", r.metadata}, {"entrypointNumCpus", r.entrypointNumCpus},
-          {"entrypointNumGpus", r.entrypointNumGpus}, {"entrypointResources", c.job.spec.entrypointResources}};
+  return {{"dashboard", c.st.dashboardURL},
+          {"submissionId", r.submissionId},
+          {"entrypoint", r.entrypoint},
+          {"runtimeEnv", r.runtimeEnv},
+          {"metadata", r.metadata},
+          {"entrypointNumCpus", r.entrypointNumCpus},
+          {"entrypointNumGpus", r.entrypointNumGpus},
+          {"entrypointResources", c.job.spec.entrypointResources}};
 }
 
 void recordStatusCheckFailure(Ctx& c, const std::string& error) {
   if (c.st.jobStatusCheckFailureStartTime.empty()) {
     c.st.jobStatusCheckFailureStartTime = toRfc3339(c.now);
   } else if (c.passed(c.st.jobStatusCheckFailureStartTime, c.cfg.statusCheckTimeoutMs)) {
-    c.fail("JobStatusCheckTimeoutExceeded", "Failed to get the Ray job status since " + c.st.jobStatusCheckFailureStartTime + ": " + error);
+    c.fail("JobStatusCheckTimeoutExceeded", "Failed to get the Ray job status since " +
+                                                c.st.jobStatusCheckFailureStartTime + ": " + error);
   }
   c.plan.why = "Ray status query failed: " + error;
 }
@@ -190,14 +219,17 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
   if (info.startTimeMs) c.st.rayJobInfoStartTime = toRfc3339(int64_t(info.startTimeMs));
   if (info.endTimeMs) c.st.rayJobInfoEndTime = toRfc3339(int64_t(info.endTimeMs));
   if (c.o.cluster) c.st.rayClusterStatus = c.o.cluster->value("status", json::object());
-  bool hasSubmitter = c.job.spec.submissionMode == "K8sJobMode" || c.job.spec.submissionMode == "SidecarMode";
+  bool hasSubmitter =
+      c.job.spec.submissionMode == "K8sJobMode" || c.job.spec.submissionMode == "SidecarMode";
   if (ray::isTerminalRayStatus(info.status) && (!hasSubmitter || submitterFinished)) {
-    if (info.status == "FAILED") c.fail("AppFailed", info.message);
+    if (info.status == "FAILED")
+      c.fail("AppFailed", info.message);
     else {
       c.st.jobDeploymentStatus = "Complete";
       c.st.reason = "";
     }
-    c.plan.observations.push_back({{"observation", "RayJobTerminal"}, {"status", info.status}, {"jobId", c.st.jobId}});
+    c.plan.observations.push_back(
+        {{"observation", "RayJobTerminal"}, {"status", info.status}, {"jobId", c.st.jobId}});
   } else if (info.status != "FAILED") {
     c.st.reason = "";
   }
@@ -206,16 +238,19 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
 
 // SidecarMode: the submitter is a container of the head Pod (reference 2.11). Returns false
 // when the decision is already made (no head Pod).
-bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt, json& failedCondition) {
+bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt,
+                  json& failedCondition) {
   if (c.o.headPods.size() > 1) {
-    c.plan.why = std::to_string(c.o.headPods.size()) + " head Pods found for " + c.st.rayClusterName;
+    c.plan.why =
+        std::to_string(c.o.headPods.size()) + " head Pods found for " + c.st.rayClusterName;
     return false;
   }
   if (c.o.headPods.empty()) {
     c.fail("AppFailed", "Ray head pod not found.");
     return false;
   }
-  for (const auto& cs : c.o.headPods[0].value("status", json::object()).value("containerStatuses", json::array())) {
+  for (const auto& cs :
+       c.o.headPods[0].value("status", json::object()).value("containerStatuses", json::array())) {
     if (cs.value("name", "") != kSubmitterContainer) continue;
     json terminated = cs.value("state", json::object()).value("terminated", json());
     if (terminated.is_null()) continue;
@@ -224,8 +259,9 @@ bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt,
     int exitCode = terminated.value("exitCode", 0);
     if (exitCode != 0) {
       failed = true;
-      failedCondition = {{"reason", "SubmitterContainerFailed"},
-                         {"message", "submitter container exited with code " + std::to_string(exitCode)}};
+      failedCondition = {
+          {"reason", "SubmitterContainerFailed"},
+          {"message", "submitter container exited with code " + std::to_string(exitCode)}};
     }
   }
   return true;
@@ -235,7 +271,8 @@ bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt,
 void reconcileJobHeadService(Ctx& c) {
   if (c.selectorMode() || !c.o.headService) return;
   if (!c.o.jobHeadService) {
-    c.intent(Action::CreateHeadService, c.job.name + "-head-svc", buildJobHeadService(c.job, *c.o.headService, c.st.rayClusterName));
+    c.intent(Action::CreateHeadService, c.job.name + "-head-svc",
+             buildJobHeadService(c.job, *c.o.headService, c.st.rayClusterName));
     return;
   }
   json selector = (*c.o.jobHeadService)["spec"].value("selector", json::object());
@@ -252,15 +289,20 @@ void decideRunning(Ctx& c) {
     return;
   }
   bool k8sJob = c.job.spec.submissionMode == "K8sJobMode";
-  if (!c.selectorMode() && (!c.o.cluster || (*c.o.cluster)["metadata"].contains("deletionTimestamp"))) {
+  if (!c.selectorMode() &&
+      (!c.o.cluster || (*c.o.cluster)["metadata"].contains("deletionTimestamp"))) {
     // W7: never recreate a cluster the attempt already ran on; the attempt failed.
-    c.fail("RayClusterDeleted", "RayCluster " + c.st.rayClusterName + " was deleted while the job was running");
+    c.fail("RayClusterDeleted",
+           "RayCluster " + c.st.rayClusterName + " was deleted while the job was running");
     return;
   }
   std::string finishedAt;
   json failedCondition;
-  bool submitterFailed = k8sJob && c.o.submitter && conditionTrue(*c.o.submitter, "Failed", &finishedAt, &failedCondition);
-  bool submitterFinished = k8sJob && c.o.submitter && (conditionTrue(*c.o.submitter, "Complete", &finishedAt) || submitterFailed);
+  bool submitterFailed = k8sJob && c.o.submitter &&
+                         conditionTrue(*c.o.submitter, "Failed", &finishedAt, &failedCondition);
+  bool submitterFinished =
+      k8sJob && c.o.submitter &&
+      (conditionTrue(*c.o.submitter, "Complete", &finishedAt) || submitterFailed);
   if (c.job.spec.submissionMode == "SidecarMode") {
     if (!checkSidecar(c, submitterFinished, submitterFailed, finishedAt, failedCondition)) return;
   }
@@ -270,9 +312,15 @@ void decideRunning(Ctx& c) {
     // submit command is idempotent), instead of looping on NotFound.
     RayJob withStatus = c.job;
     withStatus.status = c.st;
-    c.intent(Action::CreateSubmitterJob, c.job.name, buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
-    c.plan.observations.push_back({{"observation", "ChildMissing"}, {"kind", "Job"}, {"name", c.job.name}, {"jobId", c.st.jobId}});
-    c.event("Warning", "SubmitterJobRecreated", "submitter Job " + c.job.ns + "/" + c.job.name + " was missing; recreated it for submission " + c.st.jobId);
+    c.intent(Action::CreateSubmitterJob, c.job.name,
+             buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
+    c.plan.observations.push_back({{"observation", "ChildMissing"},
+                                   {"kind", "Job"},
+                                   {"name", c.job.name},
+                                   {"jobId", c.st.jobId}});
+    c.event("Warning", "SubmitterJobRecreated",
+            "submitter Job " + c.job.ns + "/" + c.job.name +
+                " was missing; recreated it for submission " + c.st.jobId);
   }
   const RayProbe& ray = c.o.ray;
   // W4: Ray is asked before any elapsed-time rule, so downtime never fails a finished job.
@@ -281,18 +329,23 @@ void decideRunning(Ctx& c) {
     if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return;
     if (ray::isTerminalRayStatus(ray.info->status) && !c.st.rayJobInfoEndTime.empty() &&
         c.passed(c.st.rayJobInfoEndTime, c.cfg.transitionGracePeriodMs)) {
-      if (ray.info->status == "FAILED") c.fail("JobDeploymentStatusTransitionGracePeriodExceeded", "The RayJob deployment status did not reach a terminal state within the grace period");
+      if (ray.info->status == "FAILED")
+        c.fail(
+            "JobDeploymentStatusTransitionGracePeriodExceeded",
+            "The RayJob deployment status did not reach a terminal state within the grace period");
       else {
         c.st.jobDeploymentStatus = "Complete";
         c.st.reason = "JobDeploymentStatusTransitionGracePeriodExceeded";
       }
       return;
     }
-    if (submitterFinished && !ray::isTerminalRayStatus(ray.info->status) && c.passed(finishedAt, c.cfg.submitterFinishedTimeoutMs)) {
+    if (submitterFinished && !ray::isTerminalRayStatus(ray.info->status) &&
+        c.passed(finishedAt, c.cfg.submitterFinishedTimeoutMs)) {
       c.st.jobStatus = "FAILED";
-      c.fail("JobDeploymentStatusTransitionGracePeriodExceeded", "submitter finished at " + finishedAt +
-                                                                   " but the ray job did not reach terminal state within " +
-                                                                   std::to_string(c.cfg.submitterFinishedTimeoutMs / 1000) + "s");
+      c.fail("JobDeploymentStatusTransitionGracePeriodExceeded",
+             "submitter finished at " + finishedAt +
+                 " but the ray job did not reach terminal state within " +
+                 std::to_string(c.cfg.submitterFinishedTimeoutMs / 1000) + "s");
       return;
     }
   } else if (ray.reachable && !ray.info) {
@@ -302,7 +355,9 @@ void decideRunning(Ctx& c) {
     if (c.job.spec.submissionMode == "HTTPMode") {
       if (c.facts.submittedIds.count(c.st.jobId)) {
         // W8: the journal says Ray accepted this id; a 404 now means Ray lost the record.
-        c.fail("RayJobRecordLost", "Ray job " + c.st.jobId + " was submitted (journaled) but the Ray cluster no longer knows it");
+        c.fail("RayJobRecordLost",
+               "Ray job " + c.st.jobId +
+                   " was submitted (journaled) but the Ray cluster no longer knows it");
         return;
       }
       c.intent(Action::SubmitRayJob, c.st.jobId, submitObject(c));
@@ -320,9 +375,12 @@ void decideRunning(Ctx& c) {
   if (submitterFailed && !(ray.reachable && ray.info) && !(ray.asked && !ray.reachable)) {
     // W5: only a failed submitter and a Ray that does not know the job fail the attempt; while
     // Ray cannot be asked, wait (the status-check timeout bounds the wait).
-    if (c.st.jobStatus == "FAILED") c.fail("AppFailed", c.st.message);
-    else c.fail("SubmissionFailed", "Job submission has failed. Reason: " + failedCondition.value("reason", "") +
-                                        ". Message: " + failedCondition.value("message", ""));
+    if (c.st.jobStatus == "FAILED")
+      c.fail("AppFailed", c.st.message);
+    else
+      c.fail("SubmissionFailed",
+             "Job submission has failed. Reason: " + failedCondition.value("reason", "") +
+                 ". Message: " + failedCondition.value("message", ""));
     return;
   }
   deadlinesPassed(c, true, false);
@@ -332,18 +390,21 @@ void decideRunning(Ctx& c) {
 void decideTeardown(Ctx& c) {
   bool gone = true;
   const RayProbe& ray = c.o.ray;
-  if (ray.reachable && ray.info && !ray::isTerminalRayStatus(ray.info->status) && c.facts.stopAttempts < c.cfg.maxStopAttempts) {
+  if (ray.reachable && ray.info && !ray::isTerminalRayStatus(ray.info->status) &&
+      c.facts.stopAttempts < c.cfg.maxStopAttempts) {
     c.intent(Action::StopRayJob, c.st.jobId, {{"dashboard", c.st.dashboardURL}});
     c.plan.why = "stopping Ray job " + c.st.jobId + " before teardown";
     return;
   }
   if (!c.selectorMode() && c.o.cluster) {
     gone = false;
-    if (!(*c.o.cluster)["metadata"].contains("deletionTimestamp")) c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
+    if (!(*c.o.cluster)["metadata"].contains("deletionTimestamp"))
+      c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
   }
   if (c.job.spec.submissionMode == "K8sJobMode" && c.o.submitter) {
     gone = false;
-    if (!(*c.o.submitter)["metadata"].contains("deletionTimestamp")) c.intent(Action::DeleteSubmitterJob, c.job.name);
+    if (!(*c.o.submitter)["metadata"].contains("deletionTimestamp"))
+      c.intent(Action::DeleteSubmitterJob, c.job.name);
   }
   if (!gone) {
     c.plan.why = "waiting for the children of " + c.job.key() + " to be deleted";
@@ -352,12 +413,15 @@ void decideTeardown(Ctx& c) {
   bool retrying = c.st.jobDeploymentStatus == "Retrying";
   c.st.rayClusterStatus = json::object();
   c.st.rayClusterName = c.st.dashboardURL = c.st.jobId = c.st.message = c.st.reason = "";
-  c.st.rayJobInfoStartTime = c.st.rayJobInfoEndTime = c.st.jobStatusCheckFailureStartTime = c.st.jobStatus = "";
+  c.st.rayJobInfoStartTime = c.st.rayJobInfoEndTime = c.st.jobStatusCheckFailureStartTime =
+      c.st.jobStatus = "";
   c.st.jobDeploymentStatus = retrying ? "New" : "Suspended";
   c.plan.why = retrying ? "children gone; starting the next attempt" : "children gone; suspended";
 }
 
-bool clusterGoneOrGoing(const Ctx& c) { return !c.o.cluster || (*c.o.cluster)["metadata"].contains("deletionTimestamp"); }
+bool clusterGoneOrGoing(const Ctx& c) {
+  return !c.o.cluster || (*c.o.cluster)["metadata"].contains("deletionTimestamp");
+}
 
 bool workersSuspended(const Ctx& c) {
   if (clusterGoneOrGoing(c)) return true;
@@ -402,7 +466,8 @@ void deletionRules(Ctx& c, const json& rules) {
   for (const auto& rule : rules) {
     json cond = rule.value("condition", json::object());
     bool matches = (cond.contains("jobStatus") && cond["jobStatus"] == c.st.jobStatus) ||
-                   (cond.contains("jobDeploymentStatus") && cond["jobDeploymentStatus"] == c.st.jobDeploymentStatus);
+                   (cond.contains("jobDeploymentStatus") &&
+                    cond["jobDeploymentStatus"] == c.st.jobDeploymentStatus);
     if (!matches) continue;
     std::string policy = rule.value("policy", "DeleteNone");
     if (!dueAfter(c, cond.value("ttlSeconds", 0))) continue;
@@ -414,7 +479,9 @@ void deletionRules(Ctx& c, const json& rules) {
 }
 
 void legacyDeletionPolicy(Ctx& c, const json& strategy) {
-  const char* which = c.st.jobStatus == "SUCCEEDED" ? "onSuccess" : c.st.jobStatus == "FAILED" ? "onFailure" : nullptr;
+  const char* which = c.st.jobStatus == "SUCCEEDED" ? "onSuccess"
+                      : c.st.jobStatus == "FAILED"  ? "onFailure"
+                                                    : nullptr;
   if (!which) return;
   std::string policy = strategy.value(which, json::object()).value("policy", "DeleteNone");
   if (policy == "DeleteNone") return;
@@ -426,8 +493,10 @@ void decideFinished(Ctx& c) {
   if (c.selectorMode()) return;  // never delete a cluster we did not create
   const json& strategy = c.job.spec.deletionStrategy;
   if (strategy.is_object()) {
-    if (strategy.contains("deletionRules")) deletionRules(c, strategy["deletionRules"]);
-    else legacyDeletionPolicy(c, strategy);
+    if (strategy.contains("deletionRules"))
+      deletionRules(c, strategy["deletionRules"]);
+    else
+      legacyDeletionPolicy(c, strategy);
     return;
   }
   if (!c.job.spec.shutdownAfterJobFinishes) return;
@@ -439,7 +508,8 @@ void decideFinished(Ctx& c) {
     c.intent(Action::DeleteRayJob, c.job.name);
   } else if (!clusterGoneOrGoing(c)) {
     c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
-    c.plan.why = "job finished; deleting RayCluster " + c.st.rayClusterName + " (submitter Job kept for its logs)";
+    c.plan.why = "job finished; deleting RayCluster " + c.st.rayClusterName +
+                 " (submitter Job kept for its logs)";
   }
 }
 
@@ -451,13 +521,15 @@ void decideDeletion(Ctx& c) {
   bool unknown = ray.asked && !ray.reachable;
   if ((running || unknown) && c.facts.stopAttempts < c.cfg.maxStopAttempts) {
     c.intent(Action::StopRayJob, c.st.jobId, {{"dashboard", c.st.dashboardURL}});
-    c.plan.why = "RayJob deleted: stopping Ray job " + c.st.jobId + " (attempt " + std::to_string(c.facts.stopAttempts + 1) + ")";
+    c.plan.why = "RayJob deleted: stopping Ray job " + c.st.jobId + " (attempt " +
+                 std::to_string(c.facts.stopAttempts + 1) + ")";
     return;
   }
   if (running || unknown) {
     // W9: never hold the finalizer forever; say that the stop was not confirmed.
-    c.event("Warning", "StopJobNotConfirmed", "Ray job " + c.st.jobId + " was not confirmed stopped after " +
-                                                  std::to_string(c.facts.stopAttempts) + " attempts; removing the finalizer anyway");
+    c.event("Warning", "StopJobNotConfirmed",
+            "Ray job " + c.st.jobId + " was not confirmed stopped after " +
+                std::to_string(c.facts.stopAttempts) + " attempts; removing the finalizer anyway");
   }
   c.intent(Action::RemoveFinalizer, c.job.name);
   c.plan.why = "RayJob deleted: removing finalizer";
@@ -468,12 +540,15 @@ void accountBackoff(Ctx& c) {
   if (c.st.jobDeploymentStatus == "Failed" && was != "Failed") {
     c.st.failed += 1;
     const auto& limit = c.job.spec.backoffLimit;
-    if (limit && c.st.failed < *limit + 1 && c.st.reason != "DeadlineExceeded" && c.st.reason != "JobStatusCheckTimeoutExceeded") {
+    if (limit && c.st.failed < *limit + 1 && c.st.reason != "DeadlineExceeded" &&
+        c.st.reason != "JobStatusCheckTimeoutExceeded") {
       c.st.jobDeploymentStatus = "Retrying";
-      c.plan.why += "; attempt " + std::to_string(c.st.failed) + " failed (" + c.st.reason + "), retrying";
+      c.plan.why +=
+          "; attempt " + std::to_string(c.st.failed) + " failed (" + c.st.reason + "), retrying";
     }
   }
-  if (c.st.jobDeploymentStatus == "Complete" && was != "Complete" && c.st.jobStatus == "SUCCEEDED") c.st.succeeded += 1;
+  if (c.st.jobDeploymentStatus == "Complete" && was != "Complete" && c.st.jobStatus == "SUCCEEDED")
+    c.st.succeeded += 1;
   if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus) && !isTerminalDeploymentStatus(was)) {
     c.st.endTime = toRfc3339(c.now);  // W11: the time of the terminal observation, journaled
   }
@@ -498,15 +573,21 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
     c.st.reason = "ValidationFailed";
     c.st.message = error->message;
     c.plan.requeueAfterMs.reset();
-    if (c.st != c.job.status) c.event("Warning", error->reason, c.job.key() + ": " + error->message);
+    if (c.st != c.job.status)
+      c.event("Warning", error->reason, c.job.key() + ": " + error->message);
     c.plan.why = "validation failed: " + error->message;
   } else {
     const std::string& state = c.st.jobDeploymentStatus;
-    if (state.empty() || state == "New" || state == "ValidationFailed") decideNew(c);  // W16: fixed spec restarts
-    else if (state == "Initializing") decideInitializing(c);
-    else if (state == "Waiting") decideWaiting(c);
-    else if (state == "Running") decideRunning(c);
-    else if (state == "Suspending" || state == "Retrying") decideTeardown(c);
+    if (state.empty() || state == "New" || state == "ValidationFailed")
+      decideNew(c);  // W16: fixed spec restarts
+    else if (state == "Initializing")
+      decideInitializing(c);
+    else if (state == "Waiting")
+      decideWaiting(c);
+    else if (state == "Running")
+      decideRunning(c);
+    else if (state == "Suspending" || state == "Retrying")
+      decideTeardown(c);
     else if (state == "Suspended") {
       c.plan.requeueAfterMs.reset();
       if (!c.job.spec.suspend) {
@@ -514,7 +595,8 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
         c.st.jobDeploymentStatus = "New";
         c.plan.requeueAfterMs = 0;
       }
-    } else if (isTerminalDeploymentStatus(state)) decideFinished(c);
+    } else if (isTerminalDeploymentStatus(state))
+      decideFinished(c);
     accountBackoff(c);
   }
   c.st.observedGeneration = c.job.generation;

@@ -7,6 +7,7 @@
 
 namespace rayjournal::controller {
 
-Plan decide(const Observed& observed, const JobFacts& facts, int64_t nowMs, const DecideConfig& config);
+Plan decide(const Observed& observed, const JobFacts& facts, int64_t nowMs,
+            const DecideConfig& config);
 
 }  // namespace rayjournal::controller

@@ -21,7 +21,8 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   ExecResult result;
   if (plan.intents.empty() && plan.observations.empty()) return result;
   std::vector<wal::Record> batch;
-  for (const auto& o : plan.observations) batch.push_back(recordFor(job, wal::RecordType::Observation, o));
+  for (const auto& o : plan.observations)
+    batch.push_back(recordFor(job, wal::RecordType::Observation, o));
   for (const auto& i : plan.intents) {
     json body = i.journalBody();
     if (!plan.why.empty()) body["why"] = plan.why;
@@ -30,10 +31,13 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   // The intent is durable before the side effect: the write-ahead rule.
   uint64_t first = journal_.appendBatch(std::move(batch), wal::Durability::Sync);
   uint64_t intentSeq = first + plan.observations.size();
-  json current = job.raw;  // the RayJob as the server last returned it (finalizer writes move its resourceVersion)
+  json current = job.raw;  // the RayJob as the server last returned it (finalizer writes move its
+                           // resourceVersion)
   for (size_t n = 0; n < plan.intents.size(); ++n, ++intentSeq) {
     const Intent& intent = plan.intents[n];
-    json outcome{{"intent_seq", intentSeq}, {"action", actionName(intent.action)}, {"target", intent.target}};
+    json outcome{{"intent_seq", intentSeq},
+                 {"action", actionName(intent.action)},
+                 {"target", intent.target}};
     if (!result.ok) {
       outcome["result"] = "abandoned";
       outcome["detail"] = "an earlier intent of the same decision failed";
@@ -64,38 +68,53 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
 
 std::string Executor::run(const RayJob& job, const Intent& intent, json& current) {
   switch (intent.action) {
-    case Action::AddFinalizer: return changeFinalizer(job, true, current);
-    case Action::RemoveFinalizer: return changeFinalizer(job, false, current);
-    case Action::CreateRayCluster: return create(job, "RayCluster", intent);
-    case Action::CreateSubmitterJob: return create(job, "Job", intent);
-    case Action::DeleteRayCluster: return removeChild(job, "RayCluster", intent.target);
-    case Action::DeleteSubmitterJob: return removeChild(job, "Job", intent.target);
-    case Action::DeleteRayJob: return removeChild(job, "RayJob", intent.target);
+    case Action::AddFinalizer:
+      return changeFinalizer(job, true, current);
+    case Action::RemoveFinalizer:
+      return changeFinalizer(job, false, current);
+    case Action::CreateRayCluster:
+      return create(job, "RayCluster", intent);
+    case Action::CreateSubmitterJob:
+      return create(job, "Job", intent);
+    case Action::DeleteRayCluster:
+      return removeChild(job, "RayCluster", intent.target);
+    case Action::DeleteSubmitterJob:
+      return removeChild(job, "Job", intent.target);
+    case Action::DeleteRayJob:
+      return removeChild(job, "RayJob", intent.target);
     case Action::SuspendWorkerGroups:
       try {
         kube_.update("RayCluster", intent.object);
-        postEvent(job, {"Normal", "UpdatedRayCluster", "Suspended the worker groups of RayCluster " + job.ns + "/" + intent.target});
+        postEvent(job,
+                  {"Normal", "UpdatedRayCluster",
+                   "Suspended the worker groups of RayCluster " + job.ns + "/" + intent.target});
         return "ok";
       } catch (const kube::ApiError& e) {
         if (e.notFound()) return "already_done";
-        postEvent(job, {"Warning", "FailedToUpdateRayCluster", "Failed to suspend the worker groups of RayCluster " + job.ns + "/" + intent.target + ": " + e.what()});
+        postEvent(job, {"Warning", "FailedToUpdateRayCluster",
+                        "Failed to suspend the worker groups of RayCluster " + job.ns + "/" +
+                            intent.target + ": " + e.what()});
         throw;
       }
     case Action::CreateHeadService:
       try {
         kube_.create("Service", intent.object);
-        postEvent(job, {"Normal", "CreatedService", "Created Service " + job.ns + "/" + intent.target});
+        postEvent(job,
+                  {"Normal", "CreatedService", "Created Service " + job.ns + "/" + intent.target});
         return "ok";
       } catch (const kube::ApiError& e) {
         if (!e.alreadyExists()) {
-          postEvent(job, {"Warning", "FailedToCreateService", "Failed to create Service " + job.ns + "/" + intent.target + ": " + e.what()});
+          postEvent(job,
+                    {"Warning", "FailedToCreateService",
+                     "Failed to create Service " + job.ns + "/" + intent.target + ": " + e.what()});
           throw;
         }
         return "adopted";
       }
     case Action::UpdateHeadService:
       kube_.update("Service", intent.object);
-      postEvent(job, {"Normal", "UpdatedService", "Updated Service " + job.ns + "/" + intent.target});
+      postEvent(job,
+                {"Normal", "UpdatedService", "Updated Service " + job.ns + "/" + intent.target});
       return "ok";
     case Action::SubmitRayJob: {
       ray::SubmitRequest r;
@@ -105,7 +124,9 @@ std::string Executor::run(const RayJob& job, const Intent& intent, json& current
       r.metadata = intent.object.value("metadata", std::map<std::string, std::string>{});
       r.entrypointNumCpus = intent.object.value("entrypointNumCpus", 0.0);
       r.entrypointNumGpus = intent.object.value("entrypointNumGpus", 0.0);
-      return ray_.submit(intent.object.value("dashboard", ""), r) == ray::SubmitResult::Submitted ? "ok" : "already_done";
+      return ray_.submit(intent.object.value("dashboard", ""), r) == ray::SubmitResult::Submitted
+                 ? "ok"
+                 : "already_done";
     }
     case Action::StopRayJob:
       return ray_.stop(intent.object.value("dashboard", ""), intent.target) ? "ok" : "already_done";
@@ -127,25 +148,35 @@ std::string Executor::create(const RayJob& job, const std::string& kind, const I
     return "ok";
   } catch (const kube::ApiError& e) {
     if (!e.alreadyExists()) {
-      postEvent(job, {"Warning", kind == "RayCluster" ? "FailedToCreateRayCluster" : "FailedToCreateRayJobSubmitter",
-                      "Failed to create new " + std::string(kind == "Job" ? "Kubernetes Job" : kind) + " " + job.ns + "/" +
-                          intent.target + ": " + e.what()});
+      postEvent(
+          job, {"Warning",
+                kind == "RayCluster" ? "FailedToCreateRayCluster" : "FailedToCreateRayJobSubmitter",
+                "Failed to create new " + std::string(kind == "Job" ? "Kubernetes Job" : kind) +
+                    " " + job.ns + "/" + intent.target + ": " + e.what()});
       throw;
     }
     auto existing = kube_.get(kind, job.ns, intent.target);
     if (existing && ownedBy(*existing, job.uid)) return "adopted";
-    std::string message = kind + " " + job.ns + "/" + intent.target + " already exists and is not owned by RayJob " +
-                          job.key() + " (uid " + job.uid + "); refusing to adopt it";
-    postEvent(job, {"Warning", kind == "RayCluster" ? "FailedToCreateRayCluster" : "FailedToCreateRayJobSubmitter", message});
+    std::string message = kind + " " + job.ns + "/" + intent.target +
+                          " already exists and is not owned by RayJob " + job.key() + " (uid " +
+                          job.uid + "); refusing to adopt it";
+    postEvent(job,
+              {"Warning",
+               kind == "RayCluster" ? "FailedToCreateRayCluster" : "FailedToCreateRayJobSubmitter",
+               message});
     throw kube::ApiError(409, "AlreadyExists", message);
   }
 }
 
-std::string Executor::removeChild(const RayJob& job, const std::string& kind, const std::string& name) {
+std::string Executor::removeChild(const RayJob& job, const std::string& kind,
+                                  const std::string& name) {
   try {
     kube_.remove(kind, job.ns, name, kube::Propagation::Background);
-    if (kind == "RayCluster") postEvent(job, {"Normal", "DeletedRayCluster", "Deleted RayCluster " + job.ns + "/" + name});
-    if (kind == "Job") postEvent(job, {"Normal", "DeletedRayJobSubmitter", "Deleted submitter Job " + job.ns + "/" + name});
+    if (kind == "RayCluster")
+      postEvent(job, {"Normal", "DeletedRayCluster", "Deleted RayCluster " + job.ns + "/" + name});
+    if (kind == "Job")
+      postEvent(job, {"Normal", "DeletedRayJobSubmitter",
+                      "Deleted submitter Job " + job.ns + "/" + name});
     return "ok";
   } catch (const kube::ApiError& e) {
     if (e.notFound()) return "already_done";
@@ -159,7 +190,8 @@ std::string Executor::changeFinalizer(const RayJob& job, bool add, json& current
   json& meta = current["metadata"];
   json finalizers = meta.value("finalizers", json::array());
   json next = json::array();
-  for (const auto& f : finalizers) if (f != kFinalizer) next.push_back(f);
+  for (const auto& f : finalizers)
+    if (f != kFinalizer) next.push_back(f);
   if (add) next.push_back(kFinalizer);
   if (next == finalizers) return "already_done";
   json doc = current;
@@ -178,9 +210,16 @@ void Executor::postEvent(const RayJob& job, const EventNote& note) {
   try {
     json event{{"apiVersion", "events.k8s.io/v1"},
                {"kind", "Event"},
-               {"metadata", {{"name", job.name + "." + std::to_string(clock_.nowMs()) + "." + std::to_string(eventCounter_++)},
-                             {"namespace", job.ns}}},
-               {"regarding", {{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"}, {"name", job.name}, {"namespace", job.ns}, {"uid", job.uid}}},
+               {"metadata",
+                {{"name", job.name + "." + std::to_string(clock_.nowMs()) + "." +
+                              std::to_string(eventCounter_++)},
+                 {"namespace", job.ns}}},
+               {"regarding",
+                {{"apiVersion", "ray.io/v1"},
+                 {"kind", "RayJob"},
+                 {"name", job.name},
+                 {"namespace", job.ns},
+                 {"uid", job.uid}}},
                {"reason", note.reason},
                {"note", note.message},
                {"type", note.type},
@@ -191,7 +230,8 @@ void Executor::postEvent(const RayJob& job, const EventNote& note) {
   } catch (const std::exception& e) {
     spdlog::warn("could not post event {} for RayJob {}: {}", note.reason, job.key(), e.what());
   }
-  if (note.type == "Warning") spdlog::warn("RayJob {}: {}: {}", job.key(), note.reason, note.message);
+  if (note.type == "Warning")
+    spdlog::warn("RayJob {}: {}: {}", job.key(), note.reason, note.message);
 }
 
 }  // namespace rayjournal::controller

@@ -25,7 +25,8 @@ struct ExecResult {
 
 class Executor {
  public:
-  Executor(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray, const Clock& clock)
+  Executor(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray,
+           const Clock& clock)
       : journal_(journal), kube_(kube), ray_(ray), clock_(clock) {}
 
   ExecResult execute(const RayJob& job, const Plan& plan);

@@ -6,7 +6,8 @@
 
 namespace rayjournal::controller {
 
-Manager::Manager(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray, const Clock& clock, ManagerOptions options)
+Manager::Manager(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray,
+                 const Clock& clock, ManagerOptions options)
     : journal_(journal),
       kube_(kube),
       ray_(ray),
@@ -16,7 +17,9 @@ Manager::Manager(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClie
       executor_(journal, kube, ray, clock),
       reconciler_(kube, ray, executor_, projection_, journal, clock, options.decide) {}
 
-Manager::~Manager() { stop(); }
+Manager::~Manager() {
+  stop();
+}
 
 void Manager::onOwned(const json& object) {
   for (const auto& ref : object["metadata"].value("ownerReferences", json::array())) {
@@ -28,14 +31,16 @@ void Manager::onOwned(const json& object) {
 
 RecoveryReport Manager::start() {
   RecoveryReport report = recover(journal_, projection_, kube_, ray_);
-  spdlog::info("recovered journal {} (epoch {}): checkpoint seq {}, replayed {} records, {} in doubt "
-               "({} found, {} absent, {} superseded) in {:.3f}s",
-               journal_.describe(), journal_.epoch(), report.checkpointSeq, report.replayedRecords, report.inDoubt,
-               report.found, report.absent, report.superseded, report.seconds);
+  spdlog::info(
+      "recovered journal {} (epoch {}): checkpoint seq {}, replayed {} records, {} in doubt "
+      "({} found, {} absent, {} superseded) in {:.3f}s",
+      journal_.describe(), journal_.epoch(), report.checkpointSeq, report.replayedRecords,
+      report.inDoubt, report.found, report.absent, report.superseded, report.seconds);
   lastCheckpointSeq_ = journal_.latestSeq();
   lastCheckpointMs_ = clock_.nowMs();
   kube_.watch("RayJob", [this](kube::WatchEventType type, const json& o) {
-    std::string key = o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", "");
+    std::string key =
+        o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", "");
     if (type == kube::WatchEventType::Deleted) {
       std::lock_guard lock(restMu_);
       atRest_.erase(key);
@@ -65,7 +70,9 @@ void Manager::worker() {
     }
     ++reconciles_;
     if (options_.recordLatencies) {
-      auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began).count();
+      auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now() - began)
+                    .count();
       std::lock_guard lock(latencyMu_);
       latenciesUs_.push_back(uint32_t(us));
     }
@@ -90,7 +97,8 @@ void Manager::maybeCheckpoint(bool force) {
   if (!lock.owns_lock()) return;
   uint64_t latest = journal_.latestSeq();
   bool due = latest - lastCheckpointSeq_ >= options_.checkpointEveryRecords ||
-             (clock_.nowMs() - lastCheckpointMs_ >= options_.checkpointEveryMs && latest > lastCheckpointSeq_);
+             (clock_.nowMs() - lastCheckpointMs_ >= options_.checkpointEveryMs &&
+              latest > lastCheckpointSeq_);
   if (!due && !(force && latest > lastCheckpointSeq_)) return;
   // The projection is fed in seq order by the journal, so its state covers appliedThrough.
   auto [state, covers] = projection_.snapshot();

@@ -25,7 +25,8 @@ struct ManagerOptions {
 
 class Manager {
  public:
-  Manager(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray, const Clock& clock, ManagerOptions options);
+  Manager(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray,
+          const Clock& clock, ManagerOptions options);
   ~Manager();
 
   RecoveryReport start();

@@ -23,24 +23,29 @@ constexpr std::array<std::pair<Action, const char*>, 13> kActions{{
 }  // namespace
 
 std::string actionName(Action action) {
-  for (const auto& [a, n] : kActions) if (a == action) return n;
+  for (const auto& [a, n] : kActions)
+    if (a == action) return n;
   return "Unknown";
 }
 
 std::optional<Action> actionFromName(const std::string& name) {
-  for (const auto& [a, n] : kActions) if (n == name) return a;
+  for (const auto& [a, n] : kActions)
+    if (n == name) return a;
   return std::nullopt;
 }
 
 json Intent::journalBody() const {
   json body{{"action", actionName(action)}, {"target", target}};
   if (action == Action::WriteStatus) {
-    for (const char* k : {"jobDeploymentStatus", "jobStatus", "rayClusterName", "jobId", "reason", "failed", "succeeded", "startTime", "endTime"}) {
+    for (const char* k : {"jobDeploymentStatus", "jobStatus", "rayClusterName", "jobId", "reason",
+                          "failed", "succeeded", "startTime", "endTime"}) {
       if (object.contains(k)) body["status"][k] = object[k];
     }
   } else if (action == Action::CreateSubmitterJob) {
-    for (const auto& env : object["spec"]["template"]["spec"]["containers"][0].value("env", json::array())) {
-      if (env.value("name", "") == "RAY_JOB_SUBMISSION_ID") body["submission_id"] = env.value("value", "");
+    for (const auto& env :
+         object["spec"]["template"]["spec"]["containers"][0].value("env", json::array())) {
+      if (env.value("name", "") == "RAY_JOB_SUBMISSION_ID")
+        body["submission_id"] = env.value("value", "");
     }
   } else if (action == Action::SubmitRayJob || action == Action::StopRayJob) {
     body["dashboard"] = object.value("dashboard", "");

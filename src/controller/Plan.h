@@ -35,8 +35,8 @@ std::optional<Action> actionFromName(const std::string& name);
 
 struct Intent {
   Action action;
-  std::string target;  // name of the object (or submission id) acted on
-  json object;         // the object to create, the status to write, or the submit request
+  std::string target;        // name of the object (or submission id) acted on
+  json object;               // the object to create, the status to write, or the submit request
   json journalBody() const;  // compact: what is journaled (identity, not whole objects)
 };
 
@@ -49,7 +49,7 @@ struct EventNote {
 struct Plan {
   std::vector<Intent> intents;
   std::vector<EventNote> events;
-  std::vector<json> observations;      // facts that changed the decision, journaled first
+  std::vector<json> observations;         // facts that changed the decision, journaled first
   std::optional<int64_t> requeueAfterMs;  // nullopt: wait for a watch event
   std::string why;                        // one line for the log
 };
@@ -64,19 +64,19 @@ struct RayProbe {
 
 struct Observed {
   RayJob job;
-  std::optional<json> cluster;      // RayCluster status.rayClusterName
-  std::optional<json> headService;  // the cluster's head Service
-  std::optional<json> submitter;    // batch Job named after the RayJob
+  std::optional<json> cluster;         // RayCluster status.rayClusterName
+  std::optional<json> headService;     // the cluster's head Service
+  std::optional<json> submitter;       // batch Job named after the RayJob
   std::optional<json> jobHeadService;  // the RayJob-level Service <rayjob>-head-svc
-  std::vector<json> headPods;       // SidecarMode: Pods labelled as the cluster's head
+  std::vector<json> headPods;          // SidecarMode: Pods labelled as the cluster's head
   RayProbe ray;
 };
 
 // Facts only the journal knows, from the projection.
 struct JobFacts {
-  uint32_t nextIncarnation = 1;             // salt for fresh identities
-  std::set<std::string> submittedIds;       // submissions confirmed by Ray (HTTP mode)
-  int stopAttempts = 0;                     // StopRayJob intents for the current submission
+  uint32_t nextIncarnation = 1;        // salt for fresh identities
+  std::set<std::string> submittedIds;  // submissions confirmed by Ray (HTTP mode)
+  int stopAttempts = 0;                // StopRayJob intents for the current submission
   int64_t firstStartMs = 0;
 };
 

@@ -13,7 +13,8 @@ T field(const json& object, const char* name, const T& fallback, const std::stri
   try {
     return it->get<T>();
   } catch (const json::exception&) {
-    throw std::invalid_argument(path + "." + name + " has the wrong type (" + std::string(it->type_name()) + ")");
+    throw std::invalid_argument(path + "." + name + " has the wrong type (" +
+                                std::string(it->type_name()) + ")");
   }
 }
 
@@ -24,7 +25,8 @@ std::optional<T> optionalField(const json& object, const char* name, const std::
   return field<T>(object, name, T{}, path);
 }
 
-std::map<std::string, std::string> stringMap(const json& object, const char* name, const std::string& path) {
+std::map<std::string, std::string> stringMap(const json& object, const char* name,
+                                             const std::string& path) {
   return field<std::map<std::string, std::string>>(object, name, {}, path);
 }
 
@@ -35,9 +37,13 @@ json objectField(const json& object, const char* name) {
 
 }  // namespace
 
-bool RayJob::hasFinalizer() const { return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end(); }
+bool RayJob::hasFinalizer() const {
+  return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
+}
 
-bool isTerminalDeploymentStatus(const std::string& s) { return s == "Complete" || s == "Failed"; }
+bool isTerminalDeploymentStatus(const std::string& s) {
+  return s == "Complete" || s == "Failed";
+}
 
 RayJobStatus statusFromJson(const json& s) {
   RayJobStatus st;
@@ -58,7 +64,8 @@ RayJobStatus statusFromJson(const json& s) {
   json info = s.value("rayJobInfo", json::object());
   st.rayJobInfoStartTime = field<std::string>(info, "startTime", "", p + ".rayJobInfo");
   st.rayJobInfoEndTime = field<std::string>(info, "endTime", "", p + ".rayJobInfo");
-  st.jobStatusCheckFailureStartTime = field<std::string>(s, "jobStatusCheckFailureStartTime", "", p);
+  st.jobStatusCheckFailureStartTime =
+      field<std::string>(s, "jobStatusCheckFailureStartTime", "", p);
   st.observedGeneration = field<int64_t>(s, "observedGeneration", 0, p);
   return st;
 }
@@ -91,7 +98,8 @@ RayJob parseRayJob(const json& doc) {
   s.backoffLimit = optionalField<int32_t>(spec, "backoffLimit", p);
   s.submitterPodTemplate = objectField(spec, "submitterPodTemplate");
   if (spec.contains("submitterConfig")) {
-    s.submitterBackoffLimit = optionalField<int32_t>(spec["submitterConfig"], "backoffLimit", p + ".submitterConfig");
+    s.submitterBackoffLimit =
+        optionalField<int32_t>(spec["submitterConfig"], "backoffLimit", p + ".submitterConfig");
   }
   s.suspend = field<bool>(spec, "suspend", false, p);
   s.managedBy = optionalField<std::string>(spec, "managedBy", p);

@@ -19,21 +19,27 @@ Observed Reconciler::observe(const RayJob& job) {
   if (!st.rayClusterName.empty()) {
     o.cluster = kube_.get("RayCluster", job.ns, st.rayClusterName);
     if (o.cluster) {
-      std::string svc = (*o.cluster)["spec"].value("headGroupSpec", json::object()).value("headService", json::object())
-                            .value("metadata", json::object()).value("name", st.rayClusterName + "-head-svc");
+      std::string svc = (*o.cluster)["spec"]
+                            .value("headGroupSpec", json::object())
+                            .value("headService", json::object())
+                            .value("metadata", json::object())
+                            .value("name", st.rayClusterName + "-head-svc");
       o.headService = kube_.get("Service", job.ns, svc);
     }
   }
-  if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty()) o.submitter = kube_.get("Job", job.ns, job.name);
+  if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty())
+    o.submitter = kube_.get("Job", job.ns, job.name);
   if (job.spec.submissionMode == "SidecarMode" && !st.rayClusterName.empty()) {
-    o.headPods = kube_.list("Pod", job.ns, {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}});
+    o.headPods = kube_.list("Pod", job.ns,
+                            {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}});
   }
   if (st.jobDeploymentStatus == "Running" && job.spec.clusterSelector.empty()) {
     o.jobHeadService = kube_.get("Service", job.ns, job.name + "-head-svc");
   }
   const std::string& s = st.jobDeploymentStatus;
   bool wantsRay = s == "Running" || s == "Suspending" || s == "Retrying" || job.deleting;
-  if (wantsRay && !st.dashboardURL.empty() && !st.jobId.empty() && !ray::isTerminalRayStatus(job.deleting ? st.jobStatus : "")) {
+  if (wantsRay && !st.dashboardURL.empty() && !st.jobId.empty() &&
+      !ray::isTerminalRayStatus(job.deleting ? st.jobStatus : "")) {
     o.ray.asked = true;
     try {
       o.ray.info = ray_.getJob(st.dashboardURL, st.jobId);
@@ -47,17 +53,23 @@ Observed Reconciler::observe(const RayJob& job) {
 
 void Reconciler::checkDrift(const RayJob& job) {
   auto state = projection_.job(job.key());
-  if (!state || state->uid != job.uid || !state->inDoubt.empty() || state->lastDeploymentStatus.empty()) return;
+  if (!state || state->uid != job.uid || !state->inDoubt.empty() ||
+      state->lastDeploymentStatus.empty())
+    return;
   if (state->lastDeploymentStatus == job.status.jobDeploymentStatus) return;
   wal::Record r;
   r.type = wal::RecordType::Observation;
   r.object = {"RayJob", job.ns, job.name, job.uid};
   r.attempt = uint32_t(job.status.failed + 1);
-  r.body = {{"observation", "Drift"}, {"journal_expected", state->lastDeploymentStatus},
-            {"kubernetes_has", job.status.jobDeploymentStatus}, {"decision", "Kubernetes is authoritative"}};
+  r.body = {{"observation", "Drift"},
+            {"journal_expected", state->lastDeploymentStatus},
+            {"kubernetes_has", job.status.jobDeploymentStatus},
+            {"decision", "Kubernetes is authoritative"}};
   journal_.append(r, wal::Durability::Lazy);
-  spdlog::warn("RayJob {}: status drift: journal last wrote {} but Kubernetes has {}; deciding from Kubernetes", job.key(),
-               state->lastDeploymentStatus, job.status.jobDeploymentStatus);
+  spdlog::warn(
+      "RayJob {}: status drift: journal last wrote {} but Kubernetes has {}; deciding from "
+      "Kubernetes",
+      job.key(), state->lastDeploymentStatus, job.status.jobDeploymentStatus);
 }
 
 ReconcileResult Reconciler::reconcile(const std::string& key) {
@@ -77,7 +89,8 @@ ReconcileResult Reconciler::reconcile(const std::string& key) {
   checkDrift(job);
   Observed observed = observe(job);
   Plan plan = decide(observed, projection_.facts(key, job.status.jobId), clock_.nowMs(), config_);
-  if (!plan.why.empty() && (!plan.intents.empty())) spdlog::info("RayJob {} [{}]: {}", key, job.status.jobDeploymentStatus, plan.why);
+  if (!plan.why.empty() && (!plan.intents.empty()))
+    spdlog::info("RayJob {} [{}]: {}", key, job.status.jobDeploymentStatus, plan.why);
   for (const auto& e : plan.events) executor_.postEvent(job, e);
   ExecResult exec = executor_.execute(job, plan);
   if (!exec.ok) {

@@ -19,9 +19,16 @@ struct ReconcileResult {
 
 class Reconciler {
  public:
-  Reconciler(kube::KubeClient& kube, ray::RayJobsClient& ray, Executor& executor, projection::JobProjection& projection,
-             wal::Journal& journal, const Clock& clock, DecideConfig config)
-      : kube_(kube), ray_(ray), executor_(executor), projection_(projection), journal_(journal), clock_(clock), config_(config) {}
+  Reconciler(kube::KubeClient& kube, ray::RayJobsClient& ray, Executor& executor,
+             projection::JobProjection& projection, wal::Journal& journal, const Clock& clock,
+             DecideConfig config)
+      : kube_(kube),
+        ray_(ray),
+        executor_(executor),
+        projection_(projection),
+        journal_(journal),
+        clock_(clock),
+        config_(config) {}
 
   ReconcileResult reconcile(const std::string& key);
 

@@ -19,12 +19,14 @@ std::string childKind(const std::string& action) {
 
 // found: the side effect is visible in the world; absent: it is not; superseded: the world has
 // moved on so that the question no longer applies (e.g. the RayJob is gone).
-std::string resolve(const std::string& key, const IntentFact& intent, kube::KubeClient& kube, ray::RayJobsClient& ray) {
+std::string resolve(const std::string& key, const IntentFact& intent, kube::KubeClient& kube,
+                    ray::RayJobsClient& ray) {
   std::string ns = key.substr(0, key.find('/'));
   std::string name = key.substr(key.find('/') + 1);
   auto job = kube.get("RayJob", ns, name);
   const std::string& a = intent.action;
-  if (a == "CreateRayCluster" || a == "CreateSubmitterJob") return kube.get(childKind(a), ns, intent.target) ? "found" : "absent";
+  if (a == "CreateRayCluster" || a == "CreateSubmitterJob")
+    return kube.get(childKind(a), ns, intent.target) ? "found" : "absent";
   if (a == "DeleteRayCluster" || a == "DeleteSubmitterJob" || a == "DeleteRayJob") {
     return kube.get(childKind(a), ns, intent.target) ? "absent" : "found";
   }
@@ -32,7 +34,8 @@ std::string resolve(const std::string& key, const IntentFact& intent, kube::Kube
   json status = (*job).value("status", json::object());
   if (a == "AddFinalizer" || a == "RemoveFinalizer") {
     bool has = false;
-    for (const auto& f : (*job)["metadata"].value("finalizers", json::array())) has = has || f == kFinalizer;
+    for (const auto& f : (*job)["metadata"].value("finalizers", json::array()))
+      has = has || f == kFinalizer;
     return has == (a == "AddFinalizer") ? "found" : "absent";
   }
   if (a == "WriteStatus") {
@@ -60,8 +63,9 @@ std::string resolve(const std::string& key, const IntentFact& intent, kube::Kube
 
 }  // namespace
 
-RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection, kube::KubeClient& kube,
-                       ray::RayJobsClient& ray, const std::function<void()>& afterResolve) {
+RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection,
+                       kube::KubeClient& kube, ray::RayJobsClient& ray,
+                       const std::function<void()>& afterResolve) {
   auto start = std::chrono::steady_clock::now();
   RecoveryReport report;
   uint64_t from = journal.firstSeq();
@@ -80,7 +84,9 @@ RecoveryReport recover(wal::Journal& journal, projection::JobProjection& project
   report.inDoubt = doubts.size();
   wal::Record started;
   started.type = wal::RecordType::ControllerStarted;
-  started.body = {{"epoch", journal.epoch()}, {"in_doubt", doubts.size()}, {"replayed", report.replayedRecords},
+  started.body = {{"epoch", journal.epoch()},
+                  {"in_doubt", doubts.size()},
+                  {"replayed", report.replayedRecords},
                   {"checkpoint_seq", report.checkpointSeq}};
   journal.append(started, wal::Durability::Sync);
   for (const auto& [key, intent] : doubts) {
@@ -89,25 +95,34 @@ RecoveryReport recover(wal::Journal& journal, projection::JobProjection& project
       try {
         resolution = resolve(key, intent, kube, ray);
       } catch (const kube::ApiError& e) {
-        spdlog::warn("recovery: {} intent {} {} (seq {}): cannot ask Kubernetes: {}", key, intent.action, intent.target, intent.seq, e.what());
+        spdlog::warn("recovery: {} intent {} {} (seq {}): cannot ask Kubernetes: {}", key,
+                     intent.action, intent.target, intent.seq, e.what());
       }
     }
     if (resolution.empty()) {
-      // Still in doubt: the reconcile decides from Kubernetes anyway, and the next restart asks again.
+      // Still in doubt: the reconcile decides from Kubernetes anyway, and the next restart asks
+      // again.
       ++report.unresolved;
       continue;
     }
-    if (resolution == "found") ++report.found;
-    else if (resolution == "absent") ++report.absent;
-    else ++report.superseded;
+    if (resolution == "found")
+      ++report.found;
+    else if (resolution == "absent")
+      ++report.absent;
+    else
+      ++report.superseded;
     wal::Record outcome;
     outcome.type = wal::RecordType::Outcome;
-    outcome.object = {"RayJob", key.substr(0, key.find('/')), key.substr(key.find('/') + 1), projection.job(key)->uid};
+    outcome.object = {"RayJob", key.substr(0, key.find('/')), key.substr(key.find('/') + 1),
+                      projection.job(key)->uid};
     outcome.attempt = intent.attempt;
-    outcome.body = {{"intent_seq", intent.seq}, {"action", intent.action}, {"target", intent.target},
+    outcome.body = {{"intent_seq", intent.seq},
+                    {"action", intent.action},
+                    {"target", intent.target},
                     {"resolved_after_restart", resolution}};
     journal.append(outcome, wal::Durability::Lazy);
-    spdlog::info("recovery: {} intent {} {} (seq {}) resolved {}", key, intent.action, intent.target, intent.seq, resolution);
+    spdlog::info("recovery: {} intent {} {} (seq {}) resolved {}", key, intent.action,
+                 intent.target, intent.seq, resolution);
     if (afterResolve) afterResolve();
   }
   journal.sync();

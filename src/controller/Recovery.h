@@ -24,7 +24,8 @@ struct RecoveryReport {
 };
 
 // afterResolve (simulation hook) runs after each in-doubt intent's Outcome is appended.
-RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection, kube::KubeClient& kube,
-                       ray::RayJobsClient& ray, const std::function<void()>& afterResolve = {});
+RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection,
+                       kube::KubeClient& kube, ray::RayJobsClient& ray,
+                       const std::function<void()>& afterResolve = {});
 
 }  // namespace rayjournal::controller

@@ -26,7 +26,8 @@ void WorkQueue::addAfter(const std::string& key, int64_t delayMs) {
   auto it = delayedAt_.find(key);
   if (it != delayedAt_.end()) {
     if (it->second <= at) return;  // an earlier wake-up is already scheduled
-    for (auto d = delayed_.lower_bound(it->second); d != delayed_.end() && d->first == it->second; ++d) {
+    for (auto d = delayed_.lower_bound(it->second); d != delayed_.end() && d->first == it->second;
+         ++d) {
       if (d->second == key) {
         delayed_.erase(d);
         break;
@@ -65,8 +66,10 @@ void WorkQueue::promoteDue() {
     std::string key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
     delayedAt_.erase(key);
-    if (processing_.count(key)) dirty_.insert(key);
-    else if (queued_.insert(key).second) queue_.push_back(key);
+    if (processing_.count(key))
+      dirty_.insert(key);
+    else if (queued_.insert(key).second)
+      queue_.push_back(key);
   }
 }
 
@@ -102,7 +105,9 @@ void WorkQueue::shutDown() {
   cv_.notify_all();
 }
 
-void WorkQueue::wake() { cv_.notify_all(); }
+void WorkQueue::wake() {
+  cv_.notify_all();
+}
 
 bool WorkQueue::idle() const {
   std::lock_guard lock(mu_);

@@ -5,12 +5,12 @@
 #pragma once
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <deque>
 
 #include "adapters/Clock.h"
 
@@ -23,7 +23,8 @@ struct BackoffPolicy {
 
 class WorkQueue {
  public:
-  explicit WorkQueue(const Clock& clock, BackoffPolicy backoff = {}) : clock_(clock), backoff_(backoff) {}
+  explicit WorkQueue(const Clock& clock, BackoffPolicy backoff = {})
+      : clock_(clock), backoff_(backoff) {}
 
   void add(const std::string& key);
   void addAfter(const std::string& key, int64_t delayMs);

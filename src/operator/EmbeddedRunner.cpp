@@ -21,7 +21,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::atomic<bool> gStop{false};
-void onSignal(int) { gStop = true; }
+void onSignal(int) {
+  gStop = true;
+}
 
 std::vector<std::string> manifestFiles(const std::string& path) {
   std::vector<std::string> files;
@@ -52,7 +54,8 @@ void applyDocument(sim::SimKube& kube, json doc, const std::string& file) {
     return;
   }
   if (kind != "RayJob") {
-    spdlog::warn("{}: skipping {} (only RayJob and RayCluster manifests are applied)", file, kind.empty() ? "<no kind>" : kind);
+    spdlog::warn("{}: skipping {} (only RayJob and RayCluster manifests are applied)", file,
+                 kind.empty() ? "<no kind>" : kind);
     return;
   }
   if (!doc.contains("metadata") || doc["metadata"].value("name", "").empty()) {
@@ -79,17 +82,18 @@ void applyDocument(sim::SimKube& kube, json doc, const std::string& file) {
 
 json summaryOf(const json& doc) {
   json s = doc.value("status", json::object());
-  return {{"namespace", doc["metadata"].value("namespace", "default")},
-          {"name", doc["metadata"].value("name", "")},
-          {"jobDeploymentStatus", s.value("jobDeploymentStatus", "")},
-          {"jobStatus", s.value("jobStatus", "")},
-          {"reason", s.value("reason", "")},
-          {"message", s.value("message", "")},
-          {"failed", s.value("failed", 0)},
-          {"succeeded", s.value("succeeded", 0)},
-          {"rayClusterName", s.value("rayClusterName", "")},
-          {"jobId", s.value("jobId", "")},
-          {"attempt", s.value("failed", 0) + (s.value("jobDeploymentStatus", "") == "Failed" ? 0 : 1)}};
+  return {
+      {"namespace", doc["metadata"].value("namespace", "default")},
+      {"name", doc["metadata"].value("name", "")},
+      {"jobDeploymentStatus", s.value("jobDeploymentStatus", "")},
+      {"jobStatus", s.value("jobStatus", "")},
+      {"reason", s.value("reason", "")},
+      {"message", s.value("message", "")},
+      {"failed", s.value("failed", 0)},
+      {"succeeded", s.value("succeeded", 0)},
+      {"rayClusterName", s.value("rayClusterName", "")},
+      {"jobId", s.value("jobId", "")},
+      {"attempt", s.value("failed", 0) + (s.value("jobDeploymentStatus", "") == "Failed" ? 0 : 1)}};
 }
 
 std::string progressLine(const json& s) {
@@ -102,7 +106,8 @@ std::string progressLine(const json& s) {
   out.width(18);
   out << s["jobDeploymentStatus"].get<std::string>();
   out << "attempt " << s["attempt"].get<int>() << "  " << s["rayClusterName"].get<std::string>();
-  if (!s["reason"].get<std::string>().empty()) out << "  (" << s["reason"].get<std::string>() << ")";
+  if (!s["reason"].get<std::string>().empty())
+    out << "  (" << s["reason"].get<std::string>() << ")";
   return out.str();
 }
 
@@ -122,8 +127,8 @@ int runEmbedded(const EmbeddedOptions& options) {
     return 3;
   }
   if (journal->salvaged()) {
-    spdlog::warn("journal salvaged: kept records through seq {}; the original is at {}", journal->salvaged()->keptThrough,
-                 journal->salvaged()->movedTo);
+    spdlog::warn("journal salvaged: kept records through seq {}; the original is at {}",
+                 journal->salvaged()->keptThrough, journal->salvaged()->movedTo);
   }
   sim::SimKube kube(clock, options.clusterDir);
   sim::SimRay ray(kube, clock);
@@ -155,13 +160,16 @@ int runEmbedded(const EmbeddedOptions& options) {
       std::string key = s["namespace"].get<std::string>() + "/" + s["name"].get<std::string>();
       if (shown[key] != line) {
         shown[key] = line;
-        if (tty) std::cout << line << std::endl;
-        else spdlog::info("progress: {}", line);
+        if (tty)
+          std::cout << line << std::endl;
+        else
+          spdlog::info("progress: {}", line);
       }
     }
     if (options.exitWhenIdle && manager.idle()) break;
     if (options.timeoutSeconds > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > options.timeoutSeconds) {
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+            options.timeoutSeconds) {
       spdlog::error("not idle after {}s; stopping", options.timeoutSeconds);
       code = 4;
       break;
@@ -175,7 +183,8 @@ int runEmbedded(const EmbeddedOptions& options) {
     for (const auto& doc : kube.list("RayJob", "")) out.push_back(summaryOf(doc));
     std::ofstream(options.summaryJson) << out.dump(2) << "\n";
   }
-  spdlog::info("stopped after {} reconciles; journal at seq {}", manager.reconciles(), journal->latestSeq());
+  spdlog::info("stopped after {} reconciles; journal at seq {}", manager.reconciles(),
+               journal->latestSeq());
   return code;
 }
 

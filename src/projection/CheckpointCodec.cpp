@@ -159,7 +159,9 @@ JobState decodeJob(In& in) {
 
 }  // namespace
 
-bool isBinaryCheckpoint(const std::string& bytes) { return bytes.compare(0, 4, kMagic) == 0; }
+bool isBinaryCheckpoint(const std::string& bytes) {
+  return bytes.compare(0, 4, kMagic) == 0;
+}
 
 std::string encodeCheckpoint(const std::map<std::string, JobState>& jobs, uint64_t appliedThrough) {
   Out out;
@@ -173,8 +175,10 @@ std::string encodeCheckpoint(const std::map<std::string, JobState>& jobs, uint64
   return std::move(out.bytes());
 }
 
-void decodeCheckpoint(const std::string& bytes, std::map<std::string, JobState>& jobs, uint64_t& appliedThrough) {
-  if (!isBinaryCheckpoint(bytes)) throw std::invalid_argument("checkpoint: not an RJP2 projection checkpoint");
+void decodeCheckpoint(const std::string& bytes, std::map<std::string, JobState>& jobs,
+                      uint64_t& appliedThrough) {
+  if (!isBinaryCheckpoint(bytes))
+    throw std::invalid_argument("checkpoint: not an RJP2 projection checkpoint");
   In in(bytes);
   in.skip(4);
   appliedThrough = in.u();

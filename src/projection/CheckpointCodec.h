@@ -12,7 +12,8 @@ namespace rayjournal::projection {
 
 std::string encodeCheckpoint(const std::map<std::string, JobState>& jobs, uint64_t appliedThrough);
 // Throws std::invalid_argument on truncated or foreign bytes.
-void decodeCheckpoint(const std::string& bytes, std::map<std::string, JobState>& jobs, uint64_t& appliedThrough);
+void decodeCheckpoint(const std::string& bytes, std::map<std::string, JobState>& jobs,
+                      uint64_t& appliedThrough);
 bool isBinaryCheckpoint(const std::string& bytes);
 
 }  // namespace rayjournal::projection

@@ -1,44 +1,59 @@
 #include "projection/JobProjection.h"
 
-#include "projection/CheckpointCodec.h"
-
 #include <algorithm>
 #include <stdexcept>
+
+#include "projection/CheckpointCodec.h"
 
 namespace rayjournal::projection {
 namespace {
 
 constexpr size_t kKeptResolvedIntents = 8;
 
-std::string keyOf(const wal::Record& r) { return r.object.ns + "/" + r.object.name; }
+std::string keyOf(const wal::Record& r) {
+  return r.object.ns + "/" + r.object.name;
+}
 
 bool landed(const std::string& outcome) {
   return outcome == "ok" || outcome == "adopted" || outcome == "already_done" || outcome == "found";
 }
 
 json intentToJson(const IntentFact& i) {
-  json j{{"seq", i.seq}, {"action", i.action}, {"target", i.target}, {"attempt", i.attempt},
-         {"time_ms", i.timeMs}, {"epoch", i.epoch}, {"outcome", i.outcome}};
+  json j{{"seq", i.seq},        {"action", i.action}, {"target", i.target},  {"attempt", i.attempt},
+         {"time_ms", i.timeMs}, {"epoch", i.epoch},   {"outcome", i.outcome}};
   if (!i.status.is_null()) j["status"] = i.status;
   return j;
 }
 
 IntentFact intentFromJson(const json& j) {
-  return {j["seq"], j["action"], j["target"], j["attempt"], j["time_ms"], j["epoch"], j["outcome"], j.value("status", json())};
+  return {j["seq"],     j["action"], j["target"],  j["attempt"],
+          j["time_ms"], j["epoch"],  j["outcome"], j.value("status", json())};
 }
 
 json stateToJson(const JobState& s) {
   json attempts = json::array();
   for (const auto& a : s.attempts) {
-    attempts.push_back({{"attempt", a.attempt}, {"incarnation", a.incarnation}, {"rayClusterName", a.rayClusterName},
-                        {"jobId", a.jobId}, {"start_ms", a.startMs}});
+    attempts.push_back({{"attempt", a.attempt},
+                        {"incarnation", a.incarnation},
+                        {"rayClusterName", a.rayClusterName},
+                        {"jobId", a.jobId},
+                        {"start_ms", a.startMs}});
   }
   json intents = json::array();
   for (const auto& [seq, i] : s.intents) intents.push_back(intentToJson(i));
-  return {{"uid", s.uid}, {"attempt", s.attempt}, {"incarnations", s.incarnations}, {"first_start_ms", s.firstStartMs},
-          {"attempt_start_ms", s.attemptStartMs}, {"attempts", attempts}, {"intents", intents}, {"in_doubt", s.inDoubt},
-          {"submissions", s.submissions}, {"stop_requests", s.stopRequests}, {"last_ray_status", s.lastRayStatus},
-          {"last_deployment_status", s.lastDeploymentStatus}, {"drifts", s.drifts}};
+  return {{"uid", s.uid},
+          {"attempt", s.attempt},
+          {"incarnations", s.incarnations},
+          {"first_start_ms", s.firstStartMs},
+          {"attempt_start_ms", s.attemptStartMs},
+          {"attempts", attempts},
+          {"intents", intents},
+          {"in_doubt", s.inDoubt},
+          {"submissions", s.submissions},
+          {"stop_requests", s.stopRequests},
+          {"last_ray_status", s.lastRayStatus},
+          {"last_deployment_status", s.lastDeploymentStatus},
+          {"drifts", s.drifts}};
 }
 
 JobState stateFromJson(const json& j) {
@@ -48,7 +63,9 @@ JobState stateFromJson(const json& j) {
   s.incarnations = j["incarnations"];
   s.firstStartMs = j["first_start_ms"];
   s.attemptStartMs = j["attempt_start_ms"];
-  for (const auto& a : j["attempts"]) s.attempts.push_back({a["attempt"], a["incarnation"], a["rayClusterName"], a["jobId"], a["start_ms"]});
+  for (const auto& a : j["attempts"])
+    s.attempts.push_back(
+        {a["attempt"], a["incarnation"], a["rayClusterName"], a["jobId"], a["start_ms"]});
   for (const auto& i : j["intents"]) {
     IntentFact f = intentFromJson(i);
     s.intents.emplace(f.seq, f);
@@ -75,10 +92,17 @@ void JobProjection::apply(const wal::Record& r) {
     job.uid = r.object.uid;
   }
   switch (r.type) {
-    case wal::RecordType::Intent: applyIntent(job, r); break;
-    case wal::RecordType::Outcome: applyOutcome(job, r); break;
-    case wal::RecordType::Observation: applyObservation(job, r); break;
-    default: break;
+    case wal::RecordType::Intent:
+      applyIntent(job, r);
+      break;
+    case wal::RecordType::Outcome:
+      applyOutcome(job, r);
+      break;
+    case wal::RecordType::Observation:
+      applyObservation(job, r);
+      break;
+    default:
+      break;
   }
 }
 
@@ -101,19 +125,22 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
   auto it = job.intents.find(seq);
   if (it == job.intents.end()) return;
   IntentFact& f = it->second;
-  f.outcome = r.body.contains("resolved_after_restart") ? r.body["resolved_after_restart"].get<std::string>()
-                                                         : r.body.value("result", "");
+  f.outcome = r.body.contains("resolved_after_restart")
+                  ? r.body["resolved_after_restart"].get<std::string>()
+                  : r.body.value("result", "");
   job.inDoubt.erase(seq);
   // Resolved intents stay in the journal (timeline reads them there); the projection keeps the
   // most recent few, so its size per RayJob stays bounded.
   while (job.intents.size() > kKeptResolvedIntents + job.inDoubt.size()) {
-    auto oldest = std::find_if(job.intents.begin(), job.intents.end(), [&](const auto& kv) { return !job.inDoubt.count(kv.first); });
+    auto oldest = std::find_if(job.intents.begin(), job.intents.end(),
+                               [&](const auto& kv) { return !job.inDoubt.count(kv.first); });
     if (oldest == job.intents.end() || oldest->first == seq) break;
     job.intents.erase(oldest);
   }
   bool ok = landed(f.outcome);
   if (ok && f.action == "SubmitRayJob") job.submissions.emplace(f.target, r.timeMs);
-  if (ok && f.action == "WriteStatus" && f.status.is_object()) job.lastDeploymentStatus = f.status.value("jobDeploymentStatus", "");
+  if (ok && f.action == "WriteStatus" && f.status.is_object())
+    job.lastDeploymentStatus = f.status.value("jobDeploymentStatus", "");
   // Only an intent still in doubt needs the status it meant to write (recovery compares it).
   f.status = json();
 }
@@ -121,8 +148,8 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
 void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
   std::string what = r.body.value("observation", "");
   if (what == "AttemptStarted") {
-    AttemptFact a{r.body.value("attempt", 1u), r.body.value("incarnation", 1u), r.body.value("rayClusterName", ""),
-                  r.body.value("jobId", ""), r.timeMs};
+    AttemptFact a{r.body.value("attempt", 1u), r.body.value("incarnation", 1u),
+                  r.body.value("rayClusterName", ""), r.body.value("jobId", ""), r.timeMs};
     job.attempt = a.attempt;
     job.incarnations = std::max(job.incarnations, a.incarnation);
     job.attemptStartMs = r.timeMs;
@@ -136,7 +163,9 @@ void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
   }
 }
 
-std::string JobProjection::checkpoint() const { return snapshot().first; }
+std::string JobProjection::checkpoint() const {
+  return snapshot().first;
+}
 
 std::pair<std::string, uint64_t> JobProjection::snapshot() const {
   std::lock_guard lock(mu_);
@@ -177,7 +206,8 @@ std::optional<JobState> JobProjection::job(const std::string& key) const {
   return it->second;
 }
 
-controller::JobFacts JobProjection::facts(const std::string& key, const std::string& currentJobId) const {
+controller::JobFacts JobProjection::facts(const std::string& key,
+                                          const std::string& currentJobId) const {
   std::lock_guard lock(mu_);
   controller::JobFacts f;
   auto it = jobs_.find(key);

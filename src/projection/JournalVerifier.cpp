@@ -38,11 +38,18 @@ class Verifier {
     ++report_.records;
     switch (r.type) {
       case wal::RecordType::Intent:
-        intents_[r.seq] = {key(r), r.body.value("action", ""), r.body.value("target", ""), r.attempt, r.body.value("submission_id", "")};
+        intents_[r.seq] = {key(r), r.body.value("action", ""), r.body.value("target", ""),
+                           r.attempt, r.body.value("submission_id", "")};
         break;
-      case wal::RecordType::Outcome: outcome(r); break;
-      case wal::RecordType::Observation: observation(r); break;
-      case wal::RecordType::Checkpoint: checkpoint(r, journal); break;
+      case wal::RecordType::Outcome:
+        outcome(r);
+        break;
+      case wal::RecordType::Observation:
+        observation(r);
+        break;
+      case wal::RecordType::Checkpoint:
+        checkpoint(r, journal);
+        break;
       case wal::RecordType::ControllerStarted:
         for (auto& [k, t] : jobs_) t.startedThisEpoch = false;
         break;
@@ -61,17 +68,21 @@ class Verifier {
     uint64_t intentSeq = r.body.value("intent_seq", uint64_t(0));
     auto it = intents_.find(intentSeq);
     if (intentSeq == 0 || intentSeq >= r.seq || it == intents_.end()) {
-      violation(r.seq, "outcome-without-intent", "Outcome seq " + std::to_string(r.seq) + " answers intent seq " +
-                                                     std::to_string(intentSeq) + ", which is not an earlier Intent");
+      violation(r.seq, "outcome-without-intent",
+                "Outcome seq " + std::to_string(r.seq) + " answers intent seq " +
+                    std::to_string(intentSeq) + ", which is not an earlier Intent");
       return;
     }
     const PendingIntent in = it->second;
     intents_.erase(it);  // answered: memory stays proportional to what is in flight
-    std::string result = r.body.contains("resolved_after_restart") ? r.body["resolved_after_restart"].get<std::string>()
-                                                                   : r.body.value("result", "");
-    bool executedNow = result == "ok";  // adopted / already_done / found mean it had happened before
+    std::string result = r.body.contains("resolved_after_restart")
+                             ? r.body["resolved_after_restart"].get<std::string>()
+                             : r.body.value("result", "");
+    bool executedNow =
+        result == "ok";  // adopted / already_done / found mean it had happened before
     if (executedNow) sideEffect(r.seq, in);
-    if (in.action == "WriteStatus" && (result == "ok" || result == "found" || result == "superseded")) {
+    if (in.action == "WriteStatus" &&
+        (result == "ok" || result == "found" || result == "superseded")) {
       auto status = projection_.job(in.key);
       (void)status;
       if (retryingIntents_.count(intentSeq)) jobs_[in.key].retryingWritten = true;
@@ -80,21 +91,27 @@ class Verifier {
 
   void sideEffect(uint64_t seq, const PendingIntent& in) {
     std::string identity;
-    if (in.action == "CreateRayCluster") identity = "RayCluster " + in.target;
-    else if (in.action == "CreateSubmitterJob") identity = "submitter Job " + in.target + " for submission " + in.submissionId;
-    else if (in.action == "SubmitRayJob") identity = "Ray submission " + in.target;
-    else return;
+    if (in.action == "CreateRayCluster")
+      identity = "RayCluster " + in.target;
+    else if (in.action == "CreateSubmitterJob")
+      identity = "submitter Job " + in.target + " for submission " + in.submissionId;
+    else if (in.action == "SubmitRayJob")
+      identity = "Ray submission " + in.target;
+    else
+      return;
     auto [it, inserted] = executed_.emplace(in.key + " " + identity, seq);
     if (!inserted) {
-      violation(seq, "duplicate-side-effect", in.key + ": " + identity + " executed twice (outcome seqs " +
-                                                  std::to_string(it->second) + " and " + std::to_string(seq) + ")");
+      violation(seq, "duplicate-side-effect",
+                in.key + ": " + identity + " executed twice (outcome seqs " +
+                    std::to_string(it->second) + " and " + std::to_string(seq) + ")");
     }
   }
 
   void observation(const wal::Record& r) {
     if (r.body.value("observation", "") == "ChildMissing") {
       // Someone else deleted the child: recreating it under the same identity is not a duplicate.
-      executed_.erase(key(r) + " submitter Job " + r.body.value("name", "") + " for submission " + r.body.value("jobId", ""));
+      executed_.erase(key(r) + " submitter Job " + r.body.value("name", "") + " for submission " +
+                      r.body.value("jobId", ""));
       return;
     }
     if (r.body.value("observation", "") == "Drift") {
@@ -107,10 +124,14 @@ class Verifier {
     if (t.uid != r.object.uid) t = JobTrack{r.object.uid};
     uint32_t attempt = r.body.value("attempt", 1u);
     if (attempt < t.attempt) {
-      violation(r.seq, "attempt-decreased", key(r) + ": attempt went from " + std::to_string(t.attempt) + " to " + std::to_string(attempt));
+      violation(r.seq, "attempt-decreased",
+                key(r) + ": attempt went from " + std::to_string(t.attempt) + " to " +
+                    std::to_string(attempt));
     } else if (attempt > t.attempt && t.attempt > 0 && !t.retryingWritten) {
-      violation(r.seq, "attempt-without-retry", key(r) + ": attempt " + std::to_string(attempt) +
-                                                    " started without a Retrying status write after attempt " + std::to_string(t.attempt));
+      violation(r.seq, "attempt-without-retry",
+                key(r) + ": attempt " + std::to_string(attempt) +
+                    " started without a Retrying status write after attempt " +
+                    std::to_string(t.attempt));
     }
     t.attempt = attempt;
     t.retryingWritten = false;
@@ -118,7 +139,8 @@ class Verifier {
 
   void checkpoint(const wal::Record& r, wal::Journal& journal) {
     if (!journal.checkpointAt(r.seq)) {
-      violation(r.seq, "checkpoint-missing", "Checkpoint record seq " + std::to_string(r.seq) + " has no stored state");
+      violation(r.seq, "checkpoint-missing",
+                "Checkpoint record seq " + std::to_string(r.seq) + " has no stored state");
     }
   }
 
@@ -139,9 +161,11 @@ class Verifier {
  private:
   void compare(uint64_t seq, const std::string& replayed, const std::string& stored) {
     if (replayed != stored) {
-      violation(seq, "checkpoint-mismatch", "checkpoint at seq " + std::to_string(seq) +
-                                                " differs from the projection replayed up to it (" + std::to_string(stored.size()) +
-                                                " stored bytes vs " + std::to_string(replayed.size()) + " replayed)");
+      violation(seq, "checkpoint-mismatch",
+                "checkpoint at seq " + std::to_string(seq) +
+                    " differs from the projection replayed up to it (" +
+                    std::to_string(stored.size()) + " stored bytes vs " +
+                    std::to_string(replayed.size()) + " replayed)");
     }
   }
 
@@ -168,7 +192,8 @@ VerifyReport verifyJournal(wal::Journal& journal) {
     auto cp = journal.checkpointAt(seq);
     if (cp->coversThrough + 1 >= start) verifier.due_[cp->coversThrough].push_back(seq);
     // After pruning, history starts at the oldest checkpoint that reaches the first record.
-    if (start > 1 && !base && cp->coversThrough + 1 >= start) base = CheckpointBase{cp->coversThrough, cp->state};
+    if (start > 1 && !base && cp->coversThrough + 1 >= start)
+      base = CheckpointBase{cp->coversThrough, cp->state};
   }
   if (base) {
     verifier.restore(base->state);
@@ -177,7 +202,8 @@ VerifyReport verifyJournal(wal::Journal& journal) {
   verifier.firstSeq_ = start;
   journal.scan(start, [&](const wal::Record& r) {
     if (r.type == wal::RecordType::Intent && r.body.value("action", "") == "WriteStatus" &&
-        r.body.value("status", nlohmann::json::object()).value("jobDeploymentStatus", "") == "Retrying") {
+        r.body.value("status", nlohmann::json::object()).value("jobDeploymentStatus", "") ==
+            "Retrying") {
       verifier.retryingIntents_.insert(r.seq);
     }
     verifier.visit(r, journal);

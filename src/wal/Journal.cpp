@@ -68,7 +68,9 @@ SalvageReport salvageDirectory(const std::string& dir, const std::string& cause)
       while (auto value = source->getSalvaging(Column::Records, encodeSeqKey(expected))) {
         Record r = decodeRecord(expected, *value);
         ops.push_back({Column::Records, encodeSeqKey(expected), std::move(*value)});
-        if (!r.object.empty()) ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), expected), ""});
+        if (!r.object.empty())
+          ops.push_back(
+              {Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), expected), ""});
         ++expected;
         flush(false);
       }
@@ -88,8 +90,10 @@ SalvageReport salvageDirectory(const std::string& dir, const std::string& cause)
     flush(true);
     target->sync();
   }
-  report.movedTo = dir + ".corrupt-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                           std::chrono::system_clock::now().time_since_epoch()).count());
+  report.movedTo = dir + ".corrupt-" +
+                   std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
   std::filesystem::rename(dir, report.movedTo);
   std::filesystem::rename(tmp, dir);
   return report;
@@ -120,19 +124,24 @@ std::unique_ptr<Journal> Journal::open(const std::string& dir, JournalOptions op
   }
   std::optional<SalvageReport> report;
   try {
-    auto journal = open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)), options);
+    auto journal =
+        open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)),
+             options);
     return journal;
   } catch (const CorruptionError& e) {
     if (!options.salvage) throw;
     report = salvageDirectory(dir, e.what());
   }
-  auto journal = open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)), options);
+  auto journal =
+      open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)),
+           options);
   journal->salvaged_ = report;
   journal->appendSalvageRecord();
   return journal;
 }
 
-std::unique_ptr<Journal> Journal::open(std::shared_ptr<JournalStorage> storage, JournalOptions options) {
+std::unique_ptr<Journal> Journal::open(std::shared_ptr<JournalStorage> storage,
+                                       JournalOptions options) {
   std::unique_ptr<Journal> journal(new Journal(std::move(storage), std::move(options)));
   journal->initialize();
   if (!journal->options_.readOnly && journal->options_.lazyFlushInterval.count() > 0) {
@@ -159,14 +168,17 @@ Journal::~Journal() {
 
 int64_t Journal::now() const {
   if (options_.nowMs) return options_.nowMs();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 void Journal::initialize() {
   auto version = storage_->get(Column::Meta, "format_version");
   if (!version) {
     if (storage_->lastKey(Column::Records)) {
-      throw CorruptionError(0, "journal " + describe() + " has records but no format_version in meta");
+      throw CorruptionError(0,
+                            "journal " + describe() + " has records but no format_version in meta");
     }
     if (options_.readOnly) throw JournalError("journal " + describe() + " is empty");
     instanceId_ = randomHex(16);
@@ -180,7 +192,8 @@ void Journal::initialize() {
   int found = std::stoi(*version);
   if (found > kJournalFormatVersion) {
     throw JournalError("journal " + describe() + " has format version " + std::to_string(found) +
-                       " but this build supports up to version " + std::to_string(kJournalFormatVersion) +
+                       " but this build supports up to version " +
+                       std::to_string(kJournalFormatVersion) +
                        "; upgrade rayjournal or point --journal-dir elsewhere");
   }
   instanceId_ = storage_->get(Column::Meta, "instance_id").value_or("");
@@ -202,19 +215,24 @@ void Journal::verifyTail(uint64_t from) {
   uint64_t expected = std::max(from, firstSeq_.load());
   uint64_t last = lastSeq_.load();
   try {
-    storage_->scan(Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
-      uint64_t seq = decodeSeqKey(k);
-      if (seq != expected) throw CorruptionError(expected, "record missing (gap in sequence; next present is " + std::to_string(seq) + ")");
-      verifyRecord(seq, v);
-      ++expected;
-      return true;
-    });
+    storage_->scan(
+        Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
+          uint64_t seq = decodeSeqKey(k);
+          if (seq != expected)
+            throw CorruptionError(expected, "record missing (gap in sequence; next present is " +
+                                                std::to_string(seq) + ")");
+          verifyRecord(seq, v);
+          ++expected;
+          return true;
+        });
   } catch (const CorruptionError& e) {
     if (e.seq() != 0) throw;
     scan(expected, [](const Record&) { return true; });  // locates the unreadable seq
     throw;
   }
-  if (expected <= last) throw CorruptionError(expected, "record missing (journal ends before the latest seq " + std::to_string(last) + ")");
+  if (expected <= last)
+    throw CorruptionError(expected, "record missing (journal ends before the latest seq " +
+                                        std::to_string(last) + ")");
 }
 
 void Journal::appendSalvageRecord() {
@@ -257,9 +275,11 @@ void Journal::fillAndCollect(Writer& w, std::vector<WriteOp>& ops) {
   for (auto& r : *w.records) {
     std::string value = encodeRecord(r);
     stats_.bytes += value.size();
-    if (!r.object.empty()) ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq), ""});
+    if (!r.object.empty())
+      ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq), ""});
     if (w.checkpointState && r.type == RecordType::Checkpoint) {
-      ops.push_back({Column::Checkpoints, encodeSeqKey(r.seq), encodeCheckpointValue(w.checkpointCovers, *w.checkpointState)});
+      ops.push_back({Column::Checkpoints, encodeSeqKey(r.seq),
+                     encodeCheckpointValue(w.checkpointCovers, *w.checkpointState)});
     }
     ops.push_back({Column::Records, encodeSeqKey(r.seq), std::move(value)});
   }
@@ -295,7 +315,8 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
   lock.lock();
   if (!error) {
     if (listener_) {
-      for (Writer* w : group) for (const auto& r : *w->records) listener_(r);
+      for (Writer* w : group)
+        for (const auto& r : *w->records) listener_(r);
     }
     lastSeq_ = next;
     stats_.writes++;
@@ -360,16 +381,18 @@ void Journal::scan(uint64_t from, const RecordVisitor& visit) {
   uint64_t last = lastSeq_.load();
   bool stopped = false;
   try {
-    storage_->scan(Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
-      uint64_t seq = decodeSeqKey(k);
-      if (seq > last && !options_.readOnly) return false;  // appended after the scan began
-      if (seq != expected) {
-        throw CorruptionError(expected, "record missing (gap in sequence; next present is " + std::to_string(seq) + ")");
-      }
-      ++expected;
-      stopped = !visit(decodeRecord(seq, v));
-      return !stopped;
-    });
+    storage_->scan(
+        Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
+          uint64_t seq = decodeSeqKey(k);
+          if (seq > last && !options_.readOnly) return false;  // appended after the scan began
+          if (seq != expected) {
+            throw CorruptionError(expected, "record missing (gap in sequence; next present is " +
+                                                std::to_string(seq) + ")");
+          }
+          ++expected;
+          stopped = !visit(decodeRecord(seq, v));
+          return !stopped;
+        });
   } catch (const CorruptionError& e) {
     if (e.seq() != 0) throw;
     // The storage could not read a block: find the first record that cannot be read by itself.
@@ -384,25 +407,28 @@ void Journal::scan(uint64_t from, const RecordVisitor& visit) {
     throw CorruptionError(expected, e.cause());
   }
   if (!stopped && !options_.readOnly && expected <= last) {
-    throw CorruptionError(expected, "record missing (journal ends at " + std::to_string(expected - 1) +
-                                        " but latest seq is " + std::to_string(last) + ")");
+    throw CorruptionError(expected, "record missing (journal ends at " +
+                                        std::to_string(expected - 1) + " but latest seq is " +
+                                        std::to_string(last) + ")");
   }
 }
 
 void Journal::scanObject(const ObjectRef& object, uint64_t from, const RecordVisitor& visit) {
   std::string prefix = objectIndexPrefix(object.indexKey());
-  storage_->scan(Column::ByObject, prefix + encodeSeqKey(from), [&](std::string_view k, std::string_view) {
-    if (k.substr(0, prefix.size()) != prefix) return false;
-    auto record = get(decodeSeqKey(k));
-    if (!record) return true;  // pruned
-    return visit(*record);
-  });
+  storage_->scan(Column::ByObject, prefix + encodeSeqKey(from),
+                 [&](std::string_view k, std::string_view) {
+                   if (k.substr(0, prefix.size()) != prefix) return false;
+                   auto record = get(decodeSeqKey(k));
+                   if (!record) return true;  // pruned
+                   return visit(*record);
+                 });
 }
 
 uint64_t Journal::writeCheckpoint(uint64_t coversThrough, const std::string& state) {
   std::vector<Record> records(1);
   records[0].type = RecordType::Checkpoint;
-  records[0].body = {{"covers_through", coversThrough}, {"bytes", state.size()}, {"crc32", crcOf(state)}};
+  records[0].body = {
+      {"covers_through", coversThrough}, {"bytes", state.size()}, {"crc32", crcOf(state)}};
   Writer w(&records, true, &state, coversThrough);
   return submit(w);
 }
@@ -435,7 +461,8 @@ void Journal::prune(uint64_t beforeSeq) {
     if (seq >= beforeSeq && checkpointAt(seq)->coversThrough + 1 >= beforeSeq) covered = true;
   }
   if (!covered) {
-    throw JournalError("journal " + describe() + ": cannot prune before seq " + std::to_string(beforeSeq) +
+    throw JournalError("journal " + describe() + ": cannot prune before seq " +
+                       std::to_string(beforeSeq) +
                        ": no checkpoint at or after it covers the pruned records");
   }
   // Move first_seq first: a crash mid-prune leaves only unreachable records, never a gap.
@@ -447,7 +474,9 @@ void Journal::prune(uint64_t beforeSeq) {
     if (seq >= beforeSeq) return false;
     try {
       Record r = decodeRecord(seq, v);
-      if (!r.object.empty()) ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), seq), "", WriteOp::Kind::Delete});
+      if (!r.object.empty())
+        ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), seq), "",
+                       WriteOp::Kind::Delete});
     } catch (const JournalError&) {
       // An undecodable record being pruned takes its (unknown) index entry's record with it;
       // scanObject skips index entries whose record is gone.
@@ -460,7 +489,8 @@ void Journal::prune(uint64_t beforeSeq) {
     return true;
   });
   for (uint64_t seq : checkpointSeqs()) {
-    if (seq < beforeSeq) ops.push_back({Column::Checkpoints, encodeSeqKey(seq), "", WriteOp::Kind::Delete});
+    if (seq < beforeSeq)
+      ops.push_back({Column::Checkpoints, encodeSeqKey(seq), "", WriteOp::Kind::Delete});
   }
   storage_->write(ops, true);
 }

@@ -45,10 +45,10 @@ struct CheckpointData {
 };
 
 struct JournalStats {
-  uint64_t appends = 0;      // records appended
-  uint64_t writes = 0;       // storage writes (groups)
-  uint64_t syncs = 0;        // synced storage writes plus explicit syncs
-  uint64_t bytes = 0;        // encoded record bytes appended
+  uint64_t appends = 0;  // records appended
+  uint64_t writes = 0;   // storage writes (groups)
+  uint64_t syncs = 0;    // synced storage writes plus explicit syncs
+  uint64_t bytes = 0;    // encoded record bytes appended
 };
 
 struct SalvageReport {
@@ -66,7 +66,8 @@ class Journal {
   // options.salvage, a corrupt journal is rewritten to its good prefix (original kept beside it).
   static std::unique_ptr<Journal> open(const std::string& dir, JournalOptions options = {});
   // Same, on a storage the caller owns (the simulator's MemoryStorage).
-  static std::unique_ptr<Journal> open(std::shared_ptr<JournalStorage> storage, JournalOptions options = {});
+  static std::unique_ptr<Journal> open(std::shared_ptr<JournalStorage> storage,
+                                       JournalOptions options = {});
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
@@ -98,7 +99,9 @@ class Journal {
 
   // Called for every record once it is written, in seq order, on the appending thread with the
   // journal's append lock held: keep it short and do not append from it. Set before appending.
-  void setAppendListener(std::function<void(const Record&)> listener) { listener_ = std::move(listener); }
+  void setAppendListener(std::function<void(const Record&)> listener) {
+    listener_ = std::move(listener);
+  }
 
   uint64_t latestSeq() const { return lastSeq_.load(); }
   uint64_t firstSeq() const { return firstSeq_.load(); }

@@ -38,7 +38,9 @@ class JournalStorage {
   virtual std::optional<std::string> lastKey(Column column) = 0;
   // Like get, but when the normal read path is blocked by an unreadable block elsewhere, looks
   // for the key in whatever can still be read. Used to locate corruption and to salvage.
-  virtual std::optional<std::string> getSalvaging(Column column, std::string_view key) { return get(column, key); }
+  virtual std::optional<std::string> getSalvaging(Column column, std::string_view key) {
+    return get(column, key);
+  }
   // Makes every earlier write durable.
   virtual void sync() = 0;
   // Where the data lives, for messages ("/var/lib/rayjournal/journal" or "memory:sim").

@@ -33,15 +33,14 @@ bool isKnownRecordType(uint8_t raw) {
          raw <= static_cast<uint8_t>(RecordType::Checkpoint);
 }
 
-std::string ObjectRef::indexKey() const { return kind + "/" + ns + "/" + name; }
+std::string ObjectRef::indexKey() const {
+  return kind + "/" + ns + "/" + name;
+}
 
 nlohmann::json recordToJson(const Record& r) {
-  nlohmann::json j{{"seq", r.seq},
-                   {"time_ms", r.timeMs},
-                   {"epoch", r.epoch},
-                   {"type", recordTypeName(r.type)},
-                   {"attempt", r.attempt},
-                   {"body", r.body}};
+  nlohmann::json j{{"seq", r.seq},         {"time_ms", r.timeMs},
+                   {"epoch", r.epoch},     {"type", recordTypeName(r.type)},
+                   {"attempt", r.attempt}, {"body", r.body}};
   if (!r.object.empty()) {
     j["object"] = {{"kind", r.object.kind},
                    {"namespace", r.object.ns},

@@ -39,9 +39,9 @@ struct ObjectRef {
 };
 
 struct Record {
-  uint64_t seq = 0;      // assigned by the journal on append
-  int64_t timeMs = 0;    // wall time, Unix milliseconds; set by the journal when 0
-  uint64_t epoch = 0;    // controller incarnation; set by the journal when 0
+  uint64_t seq = 0;    // assigned by the journal on append
+  int64_t timeMs = 0;  // wall time, Unix milliseconds; set by the journal when 0
+  uint64_t epoch = 0;  // controller incarnation; set by the journal when 0
   RecordType type = RecordType::Observation;
   ObjectRef object;
   uint32_t attempt = 0;  // RayJob attempt this record belongs to (0 = none)

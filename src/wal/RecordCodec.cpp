@@ -96,19 +96,23 @@ std::string encodeRecord(const Record& r) {
 }
 
 void verifyRecord(uint64_t seq, std::string_view value) {
-  if (value.size() < 5) throw CorruptionError(seq, "truncated value (" + std::to_string(value.size()) + " bytes)");
+  if (value.size() < 5)
+    throw CorruptionError(seq, "truncated value (" + std::to_string(value.size()) + " bytes)");
   uint8_t version = uint8_t(value[0]);
   if (version > kRecordFormatVersion) {
-    throw JournalError("journal record seq " + std::to_string(seq) + " has format version " + std::to_string(version) +
-                       " but this build reads up to version " + std::to_string(kRecordFormatVersion) + "; upgrade rayjournal");
+    throw JournalError("journal record seq " + std::to_string(seq) + " has format version " +
+                       std::to_string(version) + " but this build reads up to version " +
+                       std::to_string(kRecordFormatVersion) + "; upgrade rayjournal");
   }
   if (version == 0) throw CorruptionError(seq, "format version 0 is invalid");
   Reader header(seq, value.substr(1, 4));
-  if (crc32(value.substr(5)) != uint32_t(header.fixed(4))) throw CorruptionError(seq, "checksum mismatch");
+  if (crc32(value.substr(5)) != uint32_t(header.fixed(4)))
+    throw CorruptionError(seq, "checksum mismatch");
 }
 
 Record decodeRecord(uint64_t seq, std::string_view value) {
-  if (value.size() < 5) throw CorruptionError(seq, "truncated value (" + std::to_string(value.size()) + " bytes)");
+  if (value.size() < 5)
+    throw CorruptionError(seq, "truncated value (" + std::to_string(value.size()) + " bytes)");
   uint8_t version = uint8_t(value[0]);
   if (version > kRecordFormatVersion) {
     throw JournalError("journal record seq " + std::to_string(seq) + " has format version " +
@@ -125,7 +129,8 @@ Record decodeRecord(uint64_t seq, std::string_view value) {
   Record r;
   r.seq = seq;
   uint8_t type = uint8_t(in.fixed(1));
-  if (!isKnownRecordType(type)) throw CorruptionError(seq, "unknown record type " + std::to_string(type));
+  if (!isKnownRecordType(type))
+    throw CorruptionError(seq, "unknown record type " + std::to_string(type));
   r.type = static_cast<RecordType>(type);
   r.timeMs = static_cast<int64_t>(in.fixed(8));
   r.epoch = in.varint();

@@ -63,8 +63,10 @@ rocksdb::ColumnFamilyOptions columnOptions() {
 }  // namespace
 
 [[noreturn]] void RocksStorage::fail(const rocksdb::Status& status, const std::string& what) const {
-  if (status.IsCorruption()) throw CorruptionError(0, "journal " + dir_ + ": " + what + ": " + status.ToString());
-  if (status.IsNoSpace()) throw JournalError("journal " + dir_ + ": " + what + ": disk full: " + status.ToString());
+  if (status.IsCorruption())
+    throw CorruptionError(0, "journal " + dir_ + ": " + what + ": " + status.ToString());
+  if (status.IsNoSpace())
+    throw JournalError("journal " + dir_ + ": " + what + ": disk full: " + status.ToString());
   throw JournalError("journal " + dir_ + ": " + what + ": " + status.ToString());
 }
 
@@ -97,7 +99,8 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
   } else if (mode == Mode::Secondary) {
     std::string secondary = std::filesystem::temp_directory_path() /
                             ("rayjournal-secondary-" + std::to_string(getpid()));
-    status = rocksdb::DB::OpenAsSecondary(options, dir, secondary, descriptors, &storage->handles_, &raw);
+    status = rocksdb::DB::OpenAsSecondary(options, dir, secondary, descriptors, &storage->handles_,
+                                          &raw);
   } else {
     status = rocksdb::DB::Open(options, dir, descriptors, &storage->handles_, &raw);
   }
@@ -153,7 +156,8 @@ void RocksStorage::write(const std::vector<WriteOp>& ops, bool sync) {
 
 std::optional<std::string> RocksStorage::get(Column column, std::string_view key) {
   std::string value;
-  rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), handle(column), rocksdb::Slice(key.data(), key.size()), &value);
+  rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), handle(column),
+                                    rocksdb::Slice(key.data(), key.size()), &value);
   if (status.IsNotFound()) return std::nullopt;
   if (!status.ok()) fail(status, "read failed");
   return value;
@@ -222,7 +226,8 @@ void RocksStorage::verifyChecksums() {
 
 namespace rayjournal::wal {
 
-void RocksStorage::scanReadableTableEntries(const std::string& dir, Column column, const ScanVisitor& visit) {
+void RocksStorage::scanReadableTableEntries(const std::string& dir, Column column,
+                                            const ScanVisitor& visit) {
   const std::string& wanted = kColumnNames[static_cast<int>(column)];
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".sst") continue;

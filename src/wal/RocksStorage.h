@@ -17,10 +17,10 @@ namespace rayjournal::wal {
 class RocksStorage : public JournalStorage {
  public:
   enum class Mode {
-    Normal,    // refuse to open on any corruption
-    Salvage,   // open what can be read: stop the WAL at the first bad record, repair the manifest
-    ReadOnly,  // RocksDB read-only open; works beside a running writer only through Secondary
-    Secondary, // follows a live writer without locking it (tools)
+    Normal,     // refuse to open on any corruption
+    Salvage,    // open what can be read: stop the WAL at the first bad record, repair the manifest
+    ReadOnly,   // RocksDB read-only open; works beside a running writer only through Secondary
+    Secondary,  // follows a live writer without locking it (tools)
   };
   // Throws JournalError naming dir and the cause (locked by another process, corrupt, I/O).
   static std::unique_ptr<RocksStorage> open(const std::string& dir, Mode mode);
@@ -38,7 +38,8 @@ class RocksStorage : public JournalStorage {
   void flushToFiles();
   // Salvage helper: visits every entry of `column` that can still be read from the table files
   // in dir, file by file (unordered across files), stopping in each file at its first bad block.
-  static void scanReadableTableEntries(const std::string& dir, Column column, const ScanVisitor& visit);
+  static void scanReadableTableEntries(const std::string& dir, Column column,
+                                       const ScanVisitor& visit);
   // Checks every block checksum of every file; throws CorruptionError on a mismatch.
   void verifyChecksums();
 

@@ -8,11 +8,14 @@
 namespace rayjournal::testing {
 namespace {
 
-json status(SimHarness& h, const std::string& name) { return h.rayjob(name).value("status", json::object()); }
+json status(SimHarness& h, const std::string& name) {
+  return h.rayjob(name).value("status", json::object());
+}
 
 bool anyEvent(SimHarness& h, const std::string& reason, const std::string& fragment = "") {
   for (const auto& e : h.kube.list("Event", "default")) {
-    if (e.value("reason", "") == reason && e.value("note", "").find(fragment) != std::string::npos) return true;
+    if (e.value("reason", "") == reason && e.value("note", "").find(fragment) != std::string::npos)
+      return true;
   }
   return false;
 }
@@ -33,7 +36,8 @@ TEST(KubeRayScenario, S01_SuccessfulK8sJobModeCopiesLabelsAndWaitsForSubmitter) 
   EXPECT_EQ(cluster["metadata"]["annotations"]["owner"], "alice");
   // Hold the submitter: Ray reaches SUCCEEDED but the Job is not Complete yet.
   h.kube.injectFault({"updateStatus", "Job", 1000000, 500, "InternalError", false});
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "s01").value("jobStatus", "") == "SUCCEEDED"; }, 60000));
+  ASSERT_TRUE(
+      h.runUntil([&] { return status(h, "s01").value("jobStatus", "") == "SUCCEEDED"; }, 60000));
   EXPECT_EQ(status(h, "s01")["jobDeploymentStatus"], "Running");
 }
 
@@ -58,7 +62,8 @@ TEST(KubeRayScenario, S03_S19_NameLength) {
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus(ok) == "Complete"; }));
   EXPECT_EQ(h.deploymentStatus(tooLong), "ValidationFailed");
   EXPECT_TRUE(anyEvent(h, "InvalidRayJobMetadata", "47 characters"));
-  EXPECT_TRUE(h.kube.get("Service", "default", status(h, ok)["rayClusterName"].get<std::string>() + "-head-svc"));
+  EXPECT_TRUE(h.kube.get("Service", "default",
+                         status(h, ok)["rayClusterName"].get<std::string>() + "-head-svc"));
 }
 
 // 4: a submitter template without restartPolicy is rejected by the API server; the create
@@ -66,9 +71,17 @@ TEST(KubeRayScenario, S03_S19_NameLength) {
 TEST(KubeRayScenario, S04_InvalidSubmitterTemplate) {
   SimHarness h;
   json job = sampleRayJob("rayjob-invalid-test");
-  job["spec"]["submitterPodTemplate"] = {{"spec", {{"containers", json::array({{{"name", "ray-job-submitter"}, {"image", "rayproject/ray:2.46.0"}}})}}}};
+  job["spec"]["submitterPodTemplate"] = {
+      {"spec",
+       {{"containers",
+         json::array({{{"name", "ray-job-submitter"}, {"image", "rayproject/ray:2.46.0"}}})}}}};
   h.apply(job);
-  ASSERT_TRUE(h.runUntil([&] { return anyEvent(h, "FailedToCreateRayJobSubmitter", "Failed to create new Kubernetes Job default/rayjob-invalid-test"); }, 10000));
+  ASSERT_TRUE(h.runUntil(
+      [&] {
+        return anyEvent(h, "FailedToCreateRayJobSubmitter",
+                        "Failed to create new Kubernetes Job default/rayjob-invalid-test");
+      },
+      10000));
   EXPECT_FALSE(h.kube.get("Job", "default", "rayjob-invalid-test"));
   EXPECT_EQ(h.deploymentStatus("rayjob-invalid-test"), "Initializing");
 }
@@ -113,21 +126,33 @@ TEST(KubeRayScenario, S08_DeleteRayJobAfterJobFinishes) {
 TEST(KubeRayScenario, S09_MultiStageDeletionRules) {
   SimHarness h;
   json job = sampleRayJob("s09");
-  job["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array({{{"groupName", "g"}, {"replicas", 2}, {"minReplicas", 0}, {"maxReplicas", 4},
-                                                                    {"template", {{"spec", {{"containers", json::array({{{"name", "w"}, {"image", "x"}}})}}}}}}});
-  job["spec"]["deletionStrategy"] = {{"deletionRules", json::array({
-      {{"policy", "DeleteWorkers"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 0}}}},
-      {{"policy", "DeleteCluster"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 5}}}},
-      {{"policy", "DeleteSelf"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 10}}}}})}};
+  job["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array(
+      {{{"groupName", "g"},
+        {"replicas", 2},
+        {"minReplicas", 0},
+        {"maxReplicas", 4},
+        {"template",
+         {{"spec", {{"containers", json::array({{{"name", "w"}, {"image", "x"}}})}}}}}}});
+  job["spec"]["deletionStrategy"] = {
+      {"deletionRules",
+       json::array({{{"policy", "DeleteWorkers"},
+                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 0}}}},
+                    {{"policy", "DeleteCluster"},
+                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 5}}}},
+                    {{"policy", "DeleteSelf"},
+                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 10}}}}})}};
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s09") == "Complete"; }));
   int64_t end = *parseRfc3339(status(h, "s09")["endTime"]);
   std::string cluster = status(h, "s09")["rayClusterName"];
-  ASSERT_TRUE(h.runUntil([&] {
-    auto c = h.kube.get("RayCluster", "default", cluster);
-    return c && (*c)["spec"]["workerGroupSpecs"][0].value("suspend", false);
-  }, 3000));
-  EXPECT_TRUE(h.kube.get("RayCluster", "default", cluster)) << "the cluster stays until its own TTL";
+  ASSERT_TRUE(h.runUntil(
+      [&] {
+        auto c = h.kube.get("RayCluster", "default", cluster);
+        return c && (*c)["spec"]["workerGroupSpecs"][0].value("suspend", false);
+      },
+      3000));
+  EXPECT_TRUE(h.kube.get("RayCluster", "default", cluster))
+      << "the cluster stays until its own TTL";
   ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayCluster", "default", cluster); }, 10000));
   EXPECT_GE(h.clock.nowMs(), end + 5000);
   EXPECT_TRUE(h.kube.get("RayJob", "default", "s09"));
@@ -138,13 +163,17 @@ TEST(KubeRayScenario, S09_MultiStageDeletionRules) {
 TEST(KubeRayScenario, S09b_AllRulesOverdueRunsOnlyDeleteSelf) {
   SimHarness h;
   json job = sampleRayJob("s09b");
-  job["spec"]["deletionStrategy"] = {{"deletionRules", json::array({
-      {{"policy", "DeleteCluster"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 0}}}},
-      {{"policy", "DeleteSelf"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 0}}}}})}};
+  job["spec"]["deletionStrategy"] = {
+      {"deletionRules",
+       json::array({{{"policy", "DeleteCluster"},
+                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 0}}}},
+                    {{"policy", "DeleteSelf"},
+                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 0}}}}})}};
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayJob", "default", "s09b"); }));
   int clusterDeletes = 0;
-  for (const auto& r : h.records()) clusterDeletes += r.type == wal::RecordType::Intent && r.body["action"] == "DeleteRayCluster";
+  for (const auto& r : h.records())
+    clusterDeletes += r.type == wal::RecordType::Intent && r.body["action"] == "DeleteRayCluster";
   EXPECT_EQ(clusterDeletes, 0);
 }
 
@@ -154,7 +183,8 @@ TEST(KubeRayScenario, S10_JobStatusCheckTimeout) {
   h.apply(sampleRayJob("s10", "HTTPMode", "SUCCEEDED", "1h"));
   ASSERT_TRUE(h.runUntil([&] { return status(h, "s10").value("jobStatus", "") == "RUNNING"; }));
   h.ray.failNextCalls(1000000);
-  ASSERT_TRUE(h.runUntil([&] { return !status(h, "s10").value("jobStatusCheckFailureStartTime", "").empty(); }, 5000));
+  ASSERT_TRUE(h.runUntil(
+      [&] { return !status(h, "s10").value("jobStatusCheckFailureStartTime", "").empty(); }, 5000));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s10") == "Failed"; }, 400000));
   EXPECT_EQ(status(h, "s10")["reason"], "JobStatusCheckTimeoutExceeded");
 }
@@ -219,13 +249,18 @@ TEST(KubeRayScenario, S14_SubmitterFinishedTimeout) {
   h.apply(sampleRayJob("s14", "K8sJobMode", "SUCCEEDED", "1h"));
   ASSERT_TRUE(h.runUntil([&] { return status(h, "s14").value("jobStatus", "") == "RUNNING"; }));
   json submitter = *h.kube.get("Job", "default", "s14");
-  submitter["status"]["conditions"] = json::array({{{"type", "Complete"}, {"status", "True"}, {"lastTransitionTime", toRfc3339(h.clock.nowMs())}}});
+  submitter["status"]["conditions"] =
+      json::array({{{"type", "Complete"},
+                    {"status", "True"},
+                    {"lastTransitionTime", toRfc3339(h.clock.nowMs())}}});
   h.kube.updateStatus("Job", submitter);
   int64_t completed = h.clock.nowMs();
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s14") == "Failed"; }, 60000));
   EXPECT_EQ(status(h, "s14")["reason"], "JobDeploymentStatusTransitionGracePeriodExceeded");
   EXPECT_EQ(status(h, "s14")["jobStatus"], "FAILED");
-  EXPECT_NE(status(h, "s14")["message"].get<std::string>().find("did not reach terminal state within 30s"), std::string::npos);
+  EXPECT_NE(status(h, "s14")["message"].get<std::string>().find(
+                "did not reach terminal state within 30s"),
+            std::string::npos);
   EXPECT_NEAR(double(h.clock.nowMs() - completed), 30000, 5000);
 }
 
@@ -247,7 +282,9 @@ TEST(KubeRayScenario, S17_HttpModeOutcomes) {
   SimHarness h;
   h.apply(sampleRayJob("s17f", "HTTPMode", "FAILED"));
   h.apply(sampleRayJob("s17s", "HTTPMode", "STOPPED"));
-  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s17f") == "Failed" && h.deploymentStatus("s17s") == "Complete"; }));
+  ASSERT_TRUE(h.runUntil([&] {
+    return h.deploymentStatus("s17f") == "Failed" && h.deploymentStatus("s17s") == "Complete";
+  }));
   EXPECT_EQ(status(h, "s17f")["reason"], "AppFailed");
   EXPECT_EQ(status(h, "s17s")["jobStatus"], "STOPPED");
   EXPECT_TRUE(h.kube.list("Job", "default").empty());
@@ -256,9 +293,14 @@ TEST(KubeRayScenario, S17_HttpModeOutcomes) {
 // 18: clusterSelector uses an existing cluster and never deletes it; managedBy skips the object.
 TEST(KubeRayScenario, S18_ClusterSelectorAndManagedBy) {
   SimHarness h;
-  json cluster{{"apiVersion", "ray.io/v1"}, {"kind", "RayCluster"},
-               {"metadata", {{"name", "shared"}, {"namespace", "default"}}},
-               {"spec", {{"headGroupSpec", {{"template", {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
+  json cluster{
+      {"apiVersion", "ray.io/v1"},
+      {"kind", "RayCluster"},
+      {"metadata", {{"name", "shared"}, {"namespace", "default"}}},
+      {"spec",
+       {{"headGroupSpec",
+         {{"template",
+           {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
   h.kube.create("RayCluster", cluster);
   json job = sampleRayJob("s18", "HTTPMode");
   job["spec"].erase("rayClusterSpec");
@@ -297,7 +339,10 @@ TEST(KubeRayScenario, SidecarModeSucceedsAndFails) {
   SimHarness h;
   h.apply(sampleRayJob("side-ok", "SidecarMode", "SUCCEEDED"));
   h.apply(sampleRayJob("side-bad", "SidecarMode", "FAILED"));
-  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("side-ok") == "Complete" && h.deploymentStatus("side-bad") == "Failed"; }));
+  ASSERT_TRUE(h.runUntil([&] {
+    return h.deploymentStatus("side-ok") == "Complete" &&
+           h.deploymentStatus("side-bad") == "Failed";
+  }));
   EXPECT_EQ(status(h, "side-bad")["reason"], "AppFailed");
   json cluster = *h.kube.get("RayCluster", "default", status(h, "side-ok")["rayClusterName"]);
   auto containers = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"];
@@ -351,7 +396,8 @@ TEST(KubeRayScenario, W18_ObservedGeneration) {
   json current = h.rayjob("w18");
   current["spec"]["entrypoint"] = "python other.py";
   h.kube.update("RayJob", current);
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "w18").value("observedGeneration", 0) == 2; }, 5000));
+  ASSERT_TRUE(
+      h.runUntil([&] { return status(h, "w18").value("observedGeneration", 0) == 2; }, 5000));
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ TEST(LifecycleScenario, RetryAfterFailureUsesFreshClusterAndCountsAttempts) {
   h.apply(job);
   std::string firstCluster;
   ASSERT_TRUE(h.runUntil([&] {
-    if (firstCluster.empty()) firstCluster = h.rayjob("retry").value("status", json::object()).value("rayClusterName", "");
+    if (firstCluster.empty())
+      firstCluster = h.rayjob("retry").value("status", json::object()).value("rayClusterName", "");
     return h.deploymentStatus("retry") == "Complete";
   }));
   json st = h.rayjob("retry")["status"];
@@ -58,14 +59,18 @@ TEST(LifecycleScenario, RetryAfterFailureUsesFreshClusterAndCountsAttempts) {
 TEST(LifecycleScenario, DeletionStopsTheRayJobThenRemovesTheFinalizer) {
   SimHarness h;
   h.apply(sampleRayJob("deleted", "HTTPMode", "SUCCEEDED", "10m"));
-  ASSERT_TRUE(h.runUntil([&] { return h.rayjob("deleted").value("status", json::object()).value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] {
+    return h.rayjob("deleted").value("status", json::object()).value("jobStatus", "") == "RUNNING";
+  }));
   std::string id = h.rayjob("deleted")["status"]["jobId"];
   std::string dashboard = h.rayjob("deleted")["status"]["dashboardURL"];
   h.kube.remove("RayJob", "default", "deleted");
   ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayJob", "default", "deleted"); }, 10000));
   EXPECT_TRUE(h.kube.list("RayCluster", "default").empty()) << "children are garbage-collected";
   bool stopJournaled = false;
-  for (const auto& r : h.records()) stopJournaled = stopJournaled || (r.type == wal::RecordType::Intent && r.body["action"] == "StopRayJob");
+  for (const auto& r : h.records())
+    stopJournaled =
+        stopJournaled || (r.type == wal::RecordType::Intent && r.body["action"] == "StopRayJob");
   EXPECT_TRUE(stopJournaled);
 }
 
@@ -81,7 +86,9 @@ TEST(LifecycleScenario, HttpModeSubmitsOnceAndCompletes) {
 TEST(LifecycleScenario, W8_RayRecordLostAfterSubmissionIsNotResubmitted) {
   SimHarness h;
   h.apply(sampleRayJob("lost", "HTTPMode", "SUCCEEDED", "10m"));
-  ASSERT_TRUE(h.runUntil([&] { return h.rayjob("lost").value("status", json::object()).value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] {
+    return h.rayjob("lost").value("status", json::object()).value("jobStatus", "") == "RUNNING";
+  }));
   h.ray.loseAllRecords("default", h.rayjob("lost")["status"]["rayClusterName"]);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("lost") == "Failed"; }, 20000));
   EXPECT_EQ(h.rayjob("lost")["status"]["reason"], "RayJobRecordLost");
@@ -95,10 +102,17 @@ TEST(LifecycleScenario, W4_DowntimeAcrossDeadlineDoesNotFailAFinishedJob) {
   json job = sampleRayJob("downtime", "K8sJobMode", "SUCCEEDED", "20s");
   job["spec"]["activeDeadlineSeconds"] = 60;
   h.apply(job);
-  ASSERT_TRUE(h.runUntil([&] { return h.rayjob("downtime").value("status", json::object()).value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] {
+    return h.rayjob("downtime").value("status", json::object()).value("jobStatus", "") == "RUNNING";
+  }));
   for (int i = 0; i < 100; ++i) h.step(1000, /*operatorUp=*/false);  // 100 s down
   h.restart();
-  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("downtime") == "Complete" || h.deploymentStatus("downtime") == "Failed"; }, 10000));
+  ASSERT_TRUE(h.runUntil(
+      [&] {
+        return h.deploymentStatus("downtime") == "Complete" ||
+               h.deploymentStatus("downtime") == "Failed";
+      },
+      10000));
   EXPECT_EQ(h.deploymentStatus("downtime"), "Complete");
 }
 
@@ -119,7 +133,8 @@ TEST(LifecycleScenario, W16_FixedSpecLeavesValidationFailed) {
   job["spec"]["runtimeEnvYAML"] = "key: [unclosed";
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("fixme") == "ValidationFailed"; }, 5000));
-  EXPECT_NE(h.rayjob("fixme")["status"]["message"].get<std::string>().find("runtimeEnvYAML"), std::string::npos);
+  EXPECT_NE(h.rayjob("fixme")["status"]["message"].get<std::string>().find("runtimeEnvYAML"),
+            std::string::npos);
   json current = h.rayjob("fixme");
   current["spec"]["runtimeEnvYAML"] = "env_vars: {A: b}";
   h.kube.update("RayJob", current);

@@ -30,7 +30,8 @@ class SimHarness {
     options.nowMs = [this] { return clock.nowMs(); };
     journal = wal::Journal::open(storage, options);
     executor = std::make_unique<controller::Executor>(*journal, kube, ray, clock);
-    reconciler = std::make_unique<controller::Reconciler>(kube, ray, *executor, *projection, *journal, clock, config);
+    reconciler = std::make_unique<controller::Reconciler>(kube, ray, *executor, *projection,
+                                                          *journal, clock, config);
     return controller::recover(*journal, *projection, kube, ray);
   }
 
@@ -40,7 +41,8 @@ class SimHarness {
     world.advance();
     if (operatorUp) {
       for (const auto& doc : kube.list("RayJob", "")) {
-        reconciler->reconcile(doc["metadata"]["namespace"].get<std::string>() + "/" + doc["metadata"]["name"].get<std::string>());
+        reconciler->reconcile(doc["metadata"]["namespace"].get<std::string>() + "/" +
+                              doc["metadata"]["name"].get<std::string>());
       }
     }
     clock.advance(ms);
@@ -54,7 +56,9 @@ class SimHarness {
     return done();
   }
 
-  json rayjob(const std::string& name) { return kube.get("RayJob", "default", name).value_or(json()); }
+  json rayjob(const std::string& name) {
+    return kube.get("RayJob", "default", name).value_or(json());
+  }
   std::string deploymentStatus(const std::string& name) {
     return rayjob(name).value("status", json::object()).value("jobDeploymentStatus", "");
   }
@@ -80,15 +84,26 @@ class SimHarness {
   std::unique_ptr<controller::Reconciler> reconciler;
 };
 
-inline json sampleRayJob(const std::string& name, const std::string& mode = "K8sJobMode", const std::string& result = "SUCCEEDED",
+inline json sampleRayJob(const std::string& name, const std::string& mode = "K8sJobMode",
+                         const std::string& result = "SUCCEEDED",
                          const std::string& duration = "2s") {
-  return json{{"apiVersion", "ray.io/v1"},
-              {"kind", "RayJob"},
-              {"metadata", {{"name", name}, {"namespace", "default"},
-                            {"annotations", {{"rayjournal.io/sim-duration", duration}, {"rayjournal.io/sim-result", result}}}}},
-              {"spec", {{"entrypoint", "python -c 'print(1)'"},
-                        {"submissionMode", mode},
-                        {"rayClusterSpec", {{"headGroupSpec", {{"template", {{"spec", {{"containers", json::array({{{"name", "ray-head"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
+  return json{
+      {"apiVersion", "ray.io/v1"},
+      {"kind", "RayJob"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", "default"},
+        {"annotations",
+         {{"rayjournal.io/sim-duration", duration}, {"rayjournal.io/sim-result", result}}}}},
+      {"spec",
+       {{"entrypoint", "python -c 'print(1)'"},
+        {"submissionMode", mode},
+        {"rayClusterSpec",
+         {{"headGroupSpec",
+           {{"template",
+             {{"spec",
+               {{"containers", json::array({{{"name", "ray-head"},
+                                             {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
 }
 
 }  // namespace rayjournal::testing

@@ -23,13 +23,15 @@ using nlohmann::json;
 // "scanned N of M records" on stderr, only when stderr is a terminal and the journal is large.
 class Progress {
  public:
-  explicit Progress(uint64_t total) : total_(total), enabled_(isatty(STDERR_FILENO) && total > 200000) {}
+  explicit Progress(uint64_t total)
+      : total_(total), enabled_(isatty(STDERR_FILENO) && total > 200000) {}
   ~Progress() {
     if (enabled_) std::fprintf(stderr, "\r%*s\r", 60, "");
   }
   void tick() {
     if (enabled_ && ++seen_ % 100000 == 0) {
-      std::fprintf(stderr, "\rscanned %llu of %llu records (%d%%)", (unsigned long long)seen_, (unsigned long long)total_, int(100 * seen_ / total_));
+      std::fprintf(stderr, "\rscanned %llu of %llu records (%d%%)", (unsigned long long)seen_,
+                   (unsigned long long)total_, int(100 * seen_ / total_));
     }
   }
 
@@ -115,18 +117,23 @@ std::string describe(const wal::Record& r) {
     }
     case wal::RecordType::Outcome:
       if (b.contains("resolved_after_restart")) {
-        return "resolved " + b.value("action", "") + " " + b.value("target", "") + " (seq " + std::to_string(b.value("intent_seq", 0)) +
+        return "resolved " + b.value("action", "") + " " + b.value("target", "") + " (seq " +
+               std::to_string(b.value("intent_seq", 0)) +
                ", in doubt at restart): " + b["resolved_after_restart"].get<std::string>();
       }
-      return "outcome  " + b.value("action", "") + " " + b.value("target", "") + ": " + b.value("result", "") +
+      return "outcome  " + b.value("action", "") + " " + b.value("target", "") + ": " +
+             b.value("result", "") +
              (b.contains("detail") ? " — " + b["detail"].get<std::string>() : "");
     case wal::RecordType::Observation: {
       std::string what = b.value("observation", "");
       if (what == "AttemptStarted") {
-        return "observe  attempt " + std::to_string(b.value("attempt", 0)) + " starts: RayCluster " + b.value("rayClusterName", "") +
-               ", submission " + b.value("jobId", "");
+        return "observe  attempt " + std::to_string(b.value("attempt", 0)) +
+               " starts: RayCluster " + b.value("rayClusterName", "") + ", submission " +
+               b.value("jobId", "");
       }
-      if (what == "Drift") return "observe  drift: journal expected " + b.value("journal_expected", "") + ", Kubernetes has " + b.value("kubernetes_has", "");
+      if (what == "Drift")
+        return "observe  drift: journal expected " + b.value("journal_expected", "") +
+               ", Kubernetes has " + b.value("kubernetes_has", "");
       return "observe  " + what + " " + b.value("status", "");
     }
     default:
@@ -138,13 +145,15 @@ std::string describe(const wal::Record& r) {
 
 std::optional<Target> parseTarget(const std::string& text) {
   auto slash = text.find('/');
-  Target t{slash == std::string::npos ? "default" : text.substr(0, slash), slash == std::string::npos ? text : text.substr(slash + 1)};
+  Target t{slash == std::string::npos ? "default" : text.substr(0, slash),
+           slash == std::string::npos ? text : text.substr(slash + 1)};
   if (t.ns.empty() || t.name.empty() || t.name.find('/') != std::string::npos) return std::nullopt;
   return t;
 }
 
 std::optional<Position> parsePosition(const std::string& text) {
-  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return Position{std::stoull(text), std::nullopt};
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos)
+    return Position{std::stoull(text), std::nullopt};
   if (auto t = parseRfc3339(text)) return Position{std::nullopt, *t};
   return std::nullopt;
 }
@@ -161,27 +170,32 @@ int summary(const std::string& dir, std::ostream& out) {
       counts[std::string(wal::recordTypeName(r.type))]++;
       if (!first) first = r.timeMs;
       last = r.timeMs;
-      if (r.type == wal::RecordType::ControllerStarted) epochs.push_back({{"epoch", r.epoch}, {"time", toRfc3339(r.timeMs)}, {"body", r.body}});
+      if (r.type == wal::RecordType::ControllerStarted)
+        epochs.push_back({{"epoch", r.epoch}, {"time", toRfc3339(r.timeMs)}, {"body", r.body}});
       return true;
     });
     auto holder = projectionAt(*journal, journal->latestSeq());
     auto& p = *holder;
     out << "journal " << dir << " (instance " << journal->instanceId() << ", format 1)\n";
-    out << "records " << journal->firstSeq() << ".." << journal->latestSeq() << " from " << toRfc3339(first) << " to " << toRfc3339(last) << "\n";
+    out << "records " << journal->firstSeq() << ".." << journal->latestSeq() << " from "
+        << toRfc3339(first) << " to " << toRfc3339(last) << "\n";
     for (const auto& [type, n] : counts) out << "  " << type << ": " << n << "\n";
     out << "restarts:\n";
     for (const auto& e : epochs) {
-      out << "  epoch " << e["epoch"] << " at " << e["time"].get<std::string>() << ": replayed " << e["body"].value("replayed", 0)
-          << " records, " << e["body"].value("in_doubt", 0) << " intents in doubt\n";
+      out << "  epoch " << e["epoch"] << " at " << e["time"].get<std::string>() << ": replayed "
+          << e["body"].value("replayed", 0) << " records, " << e["body"].value("in_doubt", 0)
+          << " intents in doubt\n";
     }
     std::map<std::string, int> byStatus;
     json all = p.toJson();
     for (const auto& [key, s] : all.items()) byStatus[s.value("last_deployment_status", "")]++;
     out << "RayJobs by last written deployment status:\n";
-    for (const auto& [status, n] : byStatus) out << "  " << (status.empty() ? "(none)" : status) << ": " << n << "\n";
+    for (const auto& [status, n] : byStatus)
+      out << "  " << (status.empty() ? "(none)" : status) << ": " << n << "\n";
     auto doubts = p.inDoubt();
     out << "in doubt now: " << doubts.size() << "\n";
-    for (const auto& [key, i] : doubts) out << "  " << key << " " << i.action << " " << i.target << " (seq " << i.seq << ")\n";
+    for (const auto& [key, i] : doubts)
+      out << "  " << key << " " << i.action << " " << i.target << " (seq " << i.seq << ")\n";
     return 0;
   });
 }
@@ -202,7 +216,8 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
       }
       if (!start) {
         start = r.timeMs;
-        out << "RayJob " << target.ns << "/" << target.name << " (uid " << r.object.uid << "), first record " << toRfc3339(r.timeMs) << "\n";
+        out << "RayJob " << target.ns << "/" << target.name << " (uid " << r.object.uid
+            << "), first record " << toRfc3339(r.timeMs) << "\n";
       }
       if (r.epoch != epoch) {
         out << (epoch ? "── controller restarted: epoch " : "── epoch ") << r.epoch << " ──\n";
@@ -227,20 +242,24 @@ int verify(const std::string& dir, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     auto report = projection::verifyJournal(*journal);
-    for (const auto& v : report.violations) out << "VIOLATION seq " << v.seq << " [" << v.rule << "] " << v.message << "\n";
-    out << "verified " << report.records << " records, " << report.checkpointsChecked << " checkpoints: "
+    for (const auto& v : report.violations)
+      out << "VIOLATION seq " << v.seq << " [" << v.rule << "] " << v.message << "\n";
+    out << "verified " << report.records << " records, " << report.checkpointsChecked
+        << " checkpoints: "
         << (report.ok() ? "ok" : std::to_string(report.violations.size()) + " violations") << "\n";
     return report.ok() ? 0 : 1;
   });
 }
 
-int state(const std::string& dir, const std::optional<Target>& target, const std::optional<Position>& at, std::ostream& out) {
+int state(const std::string& dir, const std::optional<Target>& target,
+          const std::optional<Position>& at, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     uint64_t through = at ? seqAt(*journal, *at) : journal->latestSeq();
     auto holder = projectionAt(*journal, through);
     auto& p = *holder;
-    json result{{"at_seq", through}, {"jobs", p.toJson(target ? target->ns + "/" + target->name : "")}};
+    json result{{"at_seq", through},
+                {"jobs", p.toJson(target ? target->ns + "/" + target->name : "")}};
     out << result.dump(2) << "\n";
     return 0;
   });
@@ -264,7 +283,8 @@ int exportJsonl(const std::string& dir, const std::optional<Position>& since, st
   });
 }
 
-int diagnose(const std::string& dir, const Target& target, const std::string& clusterDir, std::ostream& out) {
+int diagnose(const std::string& dir, const Target& target, const std::string& clusterDir,
+             std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     auto holder = projectionAt(*journal, journal->latestSeq());
@@ -284,14 +304,21 @@ int diagnose(const std::string& dir, const Target& target, const std::string& cl
     json status = doc ? doc->value("status", json::object()) : json::object();
     if (!doc) flag("the RayJob does not exist in Kubernetes");
     if (!facts) flag("the journal has no record of this RayJob");
-    std::string jCluster = facts && !facts->attempts.empty() ? facts->attempts.back().rayClusterName : "";
+    std::string jCluster =
+        facts && !facts->attempts.empty() ? facts->attempts.back().rayClusterName : "";
     std::string jSubmission = facts && !facts->attempts.empty() ? facts->attempts.back().jobId : "";
-    out << "current attempt " << (facts ? facts->attempt : 0) << ": journal says RayCluster " << jCluster << ", submission " << jSubmission << "\n";
-    out << "  Kubernetes status says RayCluster " << status.value("rayClusterName", "") << ", submission " << status.value("jobId", "")
-        << ", " << status.value("jobDeploymentStatus", "") << "\n";
-    if (doc && facts && (status.value("rayClusterName", "") != jCluster || status.value("jobId", "") != jSubmission) &&
+    out << "current attempt " << (facts ? facts->attempt : 0) << ": journal says RayCluster "
+        << jCluster << ", submission " << jSubmission << "\n";
+    out << "  Kubernetes status says RayCluster " << status.value("rayClusterName", "")
+        << ", submission " << status.value("jobId", "") << ", "
+        << status.value("jobDeploymentStatus", "") << "\n";
+    if (doc && facts &&
+        (status.value("rayClusterName", "") != jCluster ||
+         status.value("jobId", "") != jSubmission) &&
         !status.value("rayClusterName", "").empty()) {
-      flag("journal and Kubernetes disagree on the current identities (Kubernetes is authoritative)");
+      flag(
+          "journal and Kubernetes disagree on the current identities (Kubernetes is "
+          "authoritative)");
     }
     std::string uid = doc ? (*doc)["metadata"].value("uid", "") : "";
     std::string cluster = status.value("rayClusterName", "");
@@ -299,42 +326,53 @@ int diagnose(const std::string& dir, const Target& target, const std::string& cl
       if (name.empty()) return;
       auto obj = kube.get(kind, target.ns, name);
       bool owned = obj && (controller::ownedBy(*obj, uid) || kind == "Pod" || kind == "Service");
-      out << "  " << kind << " " << name << ": " << (obj ? (owned ? "present, owned" : "present, NOT owned by this RayJob") : "absent") << "\n";
+      out << "  " << kind << " " << name << ": "
+          << (obj ? (owned ? "present, owned" : "present, NOT owned by this RayJob") : "absent")
+          << "\n";
       if (expected && !obj) flag(kind + " " + name + " is missing");
       if (obj && !owned) flag(kind + " " + name + " is not owned by this RayJob (uid " + uid + ")");
     };
     std::string deployment = status.value("jobDeploymentStatus", "");
     bool live = deployment == "Initializing" || deployment == "Running";
     out << "children:\n";
-    child("RayCluster", cluster, live && doc && (*doc)["spec"].value("clusterSelector", json::object()).empty());
+    child("RayCluster", cluster,
+          live && doc && (*doc)["spec"].value("clusterSelector", json::object()).empty());
     child("Pod", cluster.empty() ? "" : cluster + "-head", false);
     child("Service", cluster.empty() ? "" : cluster + "-head-svc", false);
-    if (doc && (*doc)["spec"].value("submissionMode", "K8sJobMode") == "K8sJobMode") child("Job", target.name, deployment == "Running");
+    if (doc && (*doc)["spec"].value("submissionMode", "K8sJobMode") == "K8sJobMode")
+      child("Job", target.name, deployment == "Running");
     std::string dashboard = status.value("dashboardURL", "");
     if (!dashboard.empty() && !status.value("jobId", "").empty()) {
       try {
         auto info = ray.getJob(dashboard, status["jobId"]);
-        out << "Ray: submission " << status["jobId"].get<std::string>() << " " << (info ? "present, " + info->status : "absent") << "\n";
-        if (!info && (facts && facts->submissions.count(status["jobId"]))) flag("Ray lost the record of a journaled submission");
+        out << "Ray: submission " << status["jobId"].get<std::string>() << " "
+            << (info ? "present, " + info->status : "absent") << "\n";
+        if (!info && (facts && facts->submissions.count(status["jobId"])))
+          flag("Ray lost the record of a journaled submission");
       } catch (const ray::RayError& e) {
         out << "Ray: cannot ask (" << e.what() << ")\n";
       }
     }
     if (facts) {
       out << "in-doubt intents: " << facts->inDoubt.size() << "\n";
-      for (uint64_t seq : facts->inDoubt) out << "  seq " << seq << " " << facts->intents.at(seq).action << " " << facts->intents.at(seq).target << "\n";
-      if (!facts->inDoubt.empty()) flag(std::to_string(facts->inDoubt.size()) + " intents in doubt");
+      for (uint64_t seq : facts->inDoubt)
+        out << "  seq " << seq << " " << facts->intents.at(seq).action << " "
+            << facts->intents.at(seq).target << "\n";
+      if (!facts->inDoubt.empty())
+        flag(std::to_string(facts->inDoubt.size()) + " intents in doubt");
       if (facts->attempts.size() > 1) {
         out << "earlier attempts (what they may have written elsewhere):\n";
         for (size_t i = 0; i + 1 < facts->attempts.size(); ++i) {
           const auto& a = facts->attempts[i];
           bool submitted = facts->submissions.count(a.jobId);
-          out << "  attempt " << a.attempt << " started " << toRfc3339(a.startMs) << ": RayCluster " << a.rayClusterName << ", submission "
-              << a.jobId << (submitted ? " (submitted over HTTP)" : "") << "\n";
+          out << "  attempt " << a.attempt << " started " << toRfc3339(a.startMs) << ": RayCluster "
+              << a.rayClusterName << ", submission " << a.jobId
+              << (submitted ? " (submitted over HTTP)" : "") << "\n";
         }
       }
     }
-    out << (problems ? std::to_string(problems) + " problems found\n" : "journal and world agree\n");
+    out << (problems ? std::to_string(problems) + " problems found\n"
+                     : "journal and world agree\n");
     return problems ? 1 : 0;
   });
 }
@@ -352,8 +390,10 @@ int diffAgainstKube(const std::string& dir, const std::string& clusterDir, std::
       auto slash = key.find('/');
       auto doc = kube.get("RayJob", key.substr(0, slash), key.substr(slash + 1));
       std::string expected = s.value("last_deployment_status", "");
-      std::string actual = doc ? doc->value("status", json::object()).value("jobDeploymentStatus", "") : "(deleted)";
-      if (doc && (*doc)["metadata"].value("uid", "") != s.value("uid", "")) actual += " (recreated, uid differs)";
+      std::string actual =
+          doc ? doc->value("status", json::object()).value("jobDeploymentStatus", "") : "(deleted)";
+      if (doc && (*doc)["metadata"].value("uid", "") != s.value("uid", ""))
+        actual += " (recreated, uid differs)";
       if (actual != expected && actual != "(deleted)") {
         out << key << ": journal last wrote " << expected << ", Kubernetes has " << actual << "\n";
         ++drift;

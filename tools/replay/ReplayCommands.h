@@ -27,9 +27,13 @@ std::optional<Position> parsePosition(const std::string& text);
 int summary(const std::string& journalDir, std::ostream& out);
 int timeline(const std::string& journalDir, const Target& target, bool json, std::ostream& out);
 int verify(const std::string& journalDir, std::ostream& out);
-int state(const std::string& journalDir, const std::optional<Target>& target, const std::optional<Position>& at, std::ostream& out);
-int exportJsonl(const std::string& journalDir, const std::optional<Position>& since, std::ostream& out);
-int diagnose(const std::string& journalDir, const Target& target, const std::string& clusterDir, std::ostream& out);
-int diffAgainstKube(const std::string& journalDir, const std::string& clusterDir, std::ostream& out);
+int state(const std::string& journalDir, const std::optional<Target>& target,
+          const std::optional<Position>& at, std::ostream& out);
+int exportJsonl(const std::string& journalDir, const std::optional<Position>& since,
+                std::ostream& out);
+int diagnose(const std::string& journalDir, const Target& target, const std::string& clusterDir,
+             std::ostream& out);
+int diffAgainstKube(const std::string& journalDir, const std::string& clusterDir,
+                    std::ostream& out);
 
 }  // namespace rayjournal::replay

@@ -41,10 +41,21 @@ struct Workload {
 };
 
 json clusterSpec(std::mt19937_64& rng) {
-  json spec{{"headGroupSpec", {{"template", {{"spec", {{"containers", json::array({{{"name", "ray-head"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}}};
+  json spec{{"headGroupSpec",
+             {{"template",
+               {{"spec",
+                 {{"containers", json::array({{{"name", "ray-head"},
+                                               {"image", "rayproject/ray:2.46.0"}}})}}}}}}}};
   if (rng() % 2) {
-    spec["workerGroupSpecs"] = json::array({{{"groupName", "small"}, {"replicas", int(rng() % 3)}, {"minReplicas", 0}, {"maxReplicas", 4},
-                                             {"template", {{"spec", {{"containers", json::array({{{"name", "w"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}});
+    spec["workerGroupSpecs"] = json::array(
+        {{{"groupName", "small"},
+          {"replicas", int(rng() % 3)},
+          {"minReplicas", 0},
+          {"maxReplicas", 4},
+          {"template",
+           {{"spec",
+             {{"containers",
+               json::array({{{"name", "w"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}});
   }
   return spec;
 }
@@ -52,7 +63,8 @@ json clusterSpec(std::mt19937_64& rng) {
 Workload makeWorkload(const SimConfig& config) {
   std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ull + 1);
   Workload w;
-  static const char* modes[] = {"K8sJobMode", "HTTPMode", "SidecarMode", "K8sJobMode", "HTTPMode", "InteractiveMode"};
+  static const char* modes[] = {"K8sJobMode", "HTTPMode", "SidecarMode",
+                                "K8sJobMode", "HTTPMode", "InteractiveMode"};
   static const char* results[] = {"SUCCEEDED", "FAILED", "STOPPED", "SUCCEEDED"};
   int n = 3 + int(rng() % 6);
   for (int i = 0; i < n; ++i) {
@@ -63,8 +75,11 @@ Workload makeWorkload(const SimConfig& config) {
     std::string name = "j" + std::to_string(i);
     std::string mode = modes[rng() % 6];
     std::string result = results[rng() % 4];
-    for (int k = int(rng() % 3); k > 0; --k) result = std::string(results[rng() % 4]) + "," + result;
-    json spec{{"entrypoint", "python -c 'print(" + std::to_string(i) + ")'"}, {"submissionMode", mode}, {"rayClusterSpec", clusterSpec(rng)}};
+    for (int k = int(rng() % 3); k > 0; --k)
+      result = std::string(results[rng() % 4]) + "," + result;
+    json spec{{"entrypoint", "python -c 'print(" + std::to_string(i) + ")'"},
+              {"submissionMode", mode},
+              {"rayClusterSpec", clusterSpec(rng)}};
     bool selector = mode != "SidecarMode" && mode != "InteractiveMode" && rng() % 6 == 0;
     if (selector) {
       spec.erase("rayClusterSpec");
@@ -76,11 +91,16 @@ Workload makeWorkload(const SimConfig& config) {
     spec["shutdownAfterJobFinishes"] = shutdown && !selector;
     if (shutdown && !selector && rng() % 3 == 0) spec["ttlSecondsAfterFinished"] = 5;
     if (rng() % 4 == 0) spec["activeDeadlineSeconds"] = 3600;
-    JobPlan plan{name, {{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"},
-                        {"metadata", {{"name", name}, {"namespace", "default"},
-                                      {"annotations", {{"rayjournal.io/sim-duration", std::to_string(500 + rng() % 4000) + "ms"},
-                                                       {"rayjournal.io/sim-result", result}}}}},
-                        {"spec", spec}}};
+    JobPlan plan{name,
+                 {{"apiVersion", "ray.io/v1"},
+                  {"kind", "RayJob"},
+                  {"metadata",
+                   {{"name", name},
+                    {"namespace", "default"},
+                    {"annotations",
+                     {{"rayjournal.io/sim-duration", std::to_string(500 + rng() % 4000) + "ms"},
+                      {"rayjournal.io/sim-result", result}}}}},
+                  {"spec", spec}}};
     int64_t at = 1000 + int64_t(rng() % 20000);
     switch (rng() % 8) {
       case 0:
@@ -106,15 +126,23 @@ Workload makeWorkload(const SimConfig& config) {
     }
     w.jobs.push_back(std::move(plan));
   }
-  std::sort(w.actions.begin(), w.actions.end(), [](const auto& a, const auto& b) { return a.atMs < b.atMs; });
+  std::sort(w.actions.begin(), w.actions.end(),
+            [](const auto& a, const auto& b) { return a.atMs < b.atMs; });
   return w;
 }
 
 class Run {
  public:
   Run(const SimConfig& config, const Workload& workload, bool chaos)
-      : config_(config), workload_(workload), chaos_(chaos), kube_(clock_), ray_(kube_, clock_), world_(kube_, ray_, clock_),
-        faultyRay_(ray_), sched_(config.seed * 31 + 7), rng_(config.seed * 131 + 17) {
+      : config_(config),
+        workload_(workload),
+        chaos_(chaos),
+        kube_(clock_),
+        ray_(kube_, clock_),
+        world_(kube_, ray_, clock_),
+        faultyRay_(ray_),
+        sched_(config.seed * 31 + 7),
+        rng_(config.seed * 131 + 17) {
     for (const auto& j : workload.jobs) deterministic_[j.name] = j.deterministic;
   }
 
@@ -122,15 +150,22 @@ class Run {
     SimResult result;
     result.seed = config_.seed;
     startController(false);
-    json shared{{"apiVersion", "ray.io/v1"}, {"kind", "RayCluster"}, {"metadata", {{"name", "shared"}, {"namespace", "default"}}},
-                {"spec", {{"headGroupSpec", {{"template", {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
+    json shared{
+        {"apiVersion", "ray.io/v1"},
+        {"kind", "RayCluster"},
+        {"metadata", {{"name", "shared"}, {"namespace", "default"}}},
+        {"spec",
+         {{"headGroupSpec",
+           {{"template",
+             {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
     kube_.create("RayCluster", shared);
     for (const auto& j : workload_.jobs) kube_.create("RayJob", j.manifest);
     size_t nextAction = 0;
     int64_t start = clock_.nowMs(), restSince = -1;
     while (clock_.nowMs() - start < 20 * 60 * 1000) {
       int64_t now = clock_.nowMs() - start;
-      while (nextAction < workload_.actions.size() && workload_.actions[nextAction].atMs <= now) pending_.push_back(workload_.actions[nextAction++]);
+      while (nextAction < workload_.actions.size() && workload_.actions[nextAction].atMs <= now)
+        pending_.push_back(workload_.actions[nextAction++]);
       std::erase_if(pending_, [this](const UserAction& a) { return userAction(a); });
       world_.advance();
       if (chaos_) injectFaults();
@@ -148,12 +183,15 @@ class Run {
     if (!allAtRest()) violation("not every RayJob came to rest within 20 simulated minutes");
     checkDuplicates();
     auto report = projection::verifyJournal(*journal_);
-    for (const auto& v : report.violations) violation("journal verify: seq " + std::to_string(v.seq) + " " + v.rule + ": " + v.message);
+    for (const auto& v : report.violations)
+      violation("journal verify: seq " + std::to_string(v.seq) + " " + v.rule + ": " + v.message);
     for (const auto& j : workload_.jobs) {
       auto doc = kube_.get("RayJob", "default", j.name);
       json s = doc ? doc->value("status", json::object()) : json::object();
-      result.finalStates[j.name] = doc ? json{{"deployment", s.value("jobDeploymentStatus", "")}, {"jobStatus", s.value("jobStatus", "")},
-                                              {"failed", s.value("failed", 0)}, {"succeeded", s.value("succeeded", 0)},
+      result.finalStates[j.name] = doc ? json{{"deployment", s.value("jobDeploymentStatus", "")},
+                                              {"jobStatus", s.value("jobStatus", "")},
+                                              {"failed", s.value("failed", 0)},
+                                              {"succeeded", s.value("succeeded", 0)},
                                               {"reason", s.value("reason", "")}}
                                        : json("deleted");
     }
@@ -176,10 +214,12 @@ class Run {
 
   bool roll(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
 
-  void crashHook(controller::Executor::Stage stage, const controller::Intent& intent, uint64_t seq) {
+  void crashHook(controller::Executor::Stage stage, const controller::Intent& intent,
+                 uint64_t seq) {
     if (stage == controller::Executor::Stage::IntentDurable &&
         !storage_->isDurable(wal::Column::Records, wal::encodeSeqKey(seq))) {
-      violation("intent seq " + std::to_string(seq) + " (" + controller::actionName(intent.action) + ") executed before it was durable");
+      violation("intent seq " + std::to_string(seq) + " (" + controller::actionName(intent.action) +
+                ") executed before it was durable");
     }
     maybeCrash();
   }
@@ -206,8 +246,11 @@ class Run {
       options.nowMs = [this] { return clock_.nowMs(); };
       journal_ = wal::Journal::open(storage_, options);
       executor_ = std::make_unique<controller::Executor>(*journal_, kube_, faultyRay_, clock_);
-      executor_->hook = [this](auto stage, const auto& intent, uint64_t seq) { crashHook(stage, intent, seq); };
-      reconciler_ = std::make_unique<controller::Reconciler>(kube_, faultyRay_, *executor_, *projection_, *journal_, clock_, decide_);
+      executor_->hook = [this](auto stage, const auto& intent, uint64_t seq) {
+        crashHook(stage, intent, seq);
+      };
+      reconciler_ = std::make_unique<controller::Reconciler>(
+          kube_, faultyRay_, *executor_, *projection_, *journal_, clock_, decide_);
       try {
         controller::recover(*journal_, *projection_, kube_, faultyRay_, [this] { maybeCrash(); });
         return;
@@ -219,7 +262,8 @@ class Run {
 
   void reconcileSome() {
     std::vector<std::string> keys;
-    for (const auto& doc : kube_.list("RayJob", "default")) keys.push_back("default/" + doc["metadata"]["name"].get<std::string>());
+    for (const auto& doc : kube_.list("RayJob", "default"))
+      keys.push_back("default/" + doc["metadata"]["name"].get<std::string>());
     std::shuffle(keys.begin(), keys.end(), sched_);
     for (const auto& key : keys) {
       if (sched_() % 5 == 0) continue;  // not every key gets a turn every step
@@ -239,9 +283,11 @@ class Run {
     if (roll(0.03)) {
       static const char* verbs[] = {"create", "update", "updateStatus", "remove", "get"};
       static const char* kinds[] = {"RayJob", "RayCluster", "Job"};
-      static const std::pair<int, const char*> codes[] = {{500, "InternalError"}, {429, "TooManyRequests"}, {409, "Conflict"}, {504, "Timeout"}};
+      static const std::pair<int, const char*> codes[] = {
+          {500, "InternalError"}, {429, "TooManyRequests"}, {409, "Conflict"}, {504, "Timeout"}};
       auto [code, reason] = codes[rng_() % 4];
-      kube_.injectFault({verbs[rng_() % 5], kinds[rng_() % 3], 1 + int(rng_() % 2), code, reason, roll(0.4)});
+      kube_.injectFault(
+          {verbs[rng_() % 5], kinds[rng_() % 3], 1 + int(rng_() % 2), code, reason, roll(0.4)});
       ++faults_;
     }
     if (roll(0.03)) faultyRay_.failNext(1 + int(rng_() % 3));
@@ -284,7 +330,8 @@ class Run {
         job["spec"]["jobId"] = a.job + "-interactive";
         kube_.update("RayJob", job);
       } else if (a.kind == "editSpec") {
-        job["spec"]["entrypoint"] = "python edited.py";  // immutable after start: no effect on the run
+        job["spec"]["entrypoint"] =
+            "python edited.py";  // immutable after start: no effect on the run
         kube_.update("RayJob", job);
       }
     } catch (const kube::ApiError&) {
@@ -304,7 +351,8 @@ class Run {
 
   void checkHeadPods() {
     std::map<std::string, int> heads;
-    for (const auto& pod : kube_.list("Pod", "default", {{"ray.io/node-type", "head"}})) heads[pod["metadata"]["labels"].value("ray.io/cluster", "")]++;
+    for (const auto& pod : kube_.list("Pod", "default", {{"ray.io/node-type", "head"}}))
+      heads[pod["metadata"]["labels"].value("ray.io/cluster", "")]++;
     for (const auto& [cluster, n] : heads) {
       if (n > 1) violation("RayCluster " + cluster + " has " + std::to_string(n) + " head Pods");
     }
@@ -315,16 +363,20 @@ class Run {
     for (const auto& c : kube_.createHistory()) {
       std::string kind = c["kind"], name = c["name"];
       std::string owner;
-      for (const auto& ref : c["owners"]) if (ref.value("kind", "") == "RayJob") owner = ref.value("name", "");
+      for (const auto& ref : c["owners"])
+        if (ref.value("kind", "") == "RayJob") owner = ref.value("name", "");
       if (kind == "RayCluster" || kind == "SimRaySubmission") {
-        if (++byName[kind + "/" + name] > 1) violation(kind + " " + name + " created more than once");
+        if (++byName[kind + "/" + name] > 1)
+          violation(kind + " " + name + " created more than once");
       }
       if (kind == "RayCluster" && !owner.empty()) clustersPerJob[owner]++;
       if (kind == "Job") jobsPerJob[name]++;
     }
     for (const auto& [job, n] : jobsPerJob) {
       int attempts = std::max(1, clustersPerJob[job]);
-      if (n > attempts) violation("RayJob " + job + ": " + std::to_string(n) + " submitter Jobs for " + std::to_string(attempts) + " attempts");
+      if (n > attempts)
+        violation("RayJob " + job + ": " + std::to_string(n) + " submitter Jobs for " +
+                  std::to_string(attempts) + " attempts");
     }
   }
 
@@ -363,7 +415,8 @@ SimResult runSeed(const SimConfig& config) {
   for (const auto& [name, deterministic] : chaos.deterministic()) {
     if (!deterministic || !config.faults) continue;
     if (result.finalStates[name] != expected.finalStates[name]) {
-      result.violations.push_back("RayJob " + name + " ended " + result.finalStates[name].dump() + " but the crash-free run ended " +
+      result.violations.push_back("RayJob " + name + " ended " + result.finalStates[name].dump() +
+                                  " but the crash-free run ended " +
                                   expected.finalStates[name].dump());
     }
   }
@@ -373,9 +426,13 @@ SimResult runSeed(const SimConfig& config) {
 nlohmann::json describeWorkload(const SimConfig& config) {
   Workload w = makeWorkload(config);
   json out{{"jobs", json::array()}, {"actions", json::array()}};
-  for (const auto& j : w.jobs) out["jobs"].push_back({{"name", j.name}, {"annotations", j.manifest["metadata"]["annotations"]},
-                                                      {"spec", j.manifest["spec"]}, {"deterministic", j.deterministic}});
-  for (const auto& a : w.actions) out["actions"].push_back({{"at_ms", a.atMs}, {"kind", a.kind}, {"job", a.job}});
+  for (const auto& j : w.jobs)
+    out["jobs"].push_back({{"name", j.name},
+                           {"annotations", j.manifest["metadata"]["annotations"]},
+                           {"spec", j.manifest["spec"]},
+                           {"deterministic", j.deterministic}});
+  for (const auto& a : w.actions)
+    out["actions"].push_back({{"at_ms", a.atMs}, {"kind", a.kind}, {"job", a.job}});
   for (auto& j : out["jobs"]) j["spec"].erase("rayClusterSpec");
   return out;
 }

@@ -26,7 +26,7 @@ struct SimResult {
   int crashes = 0;
   int faults = 0;
   std::vector<std::string> violations;
-  nlohmann::json finalStates;  // name -> summary
+  nlohmann::json finalStates;           // name -> summary
   std::vector<nlohmann::json> journal;  // with SimConfig::verbose: every record of the crash run
 };
 

@@ -10,8 +10,9 @@
 #include "DeterministicSim.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"rayjournal-sim: deterministic simulation of the controller with crashes and faults; "
-               "each seed is run without and with crashes and the invariants are checked"};
+  CLI::App app{
+      "rayjournal-sim: deterministic simulation of the controller with crashes and faults; "
+      "each seed is run without and with crashes and the invariants are checked"};
   uint64_t seeds = 100, start = 1;
   int threads = 2;
   bool json = false, noShrink = false;
@@ -21,14 +22,19 @@ int main(int argc, char** argv) {
   app.add_option("--start", start, "first seed")->capture_default_str();
   app.add_option("--seed", one, "run exactly this seed (verbose)");
   app.add_option("--threads", threads, "parallel runs")->capture_default_str();
-  app.add_option("--max-crashes", base.maxCrashes, "crashes per run at most")->capture_default_str();
-  app.add_option("--crash-probability", base.crashProbability, "chance of a crash at each journal boundary")->capture_default_str();
+  app.add_option("--max-crashes", base.maxCrashes, "crashes per run at most")
+      ->capture_default_str();
+  app.add_option("--crash-probability", base.crashProbability,
+                 "chance of a crash at each journal boundary")
+      ->capture_default_str();
   app.add_flag("--json", json, "print the JSON summary only");
   app.add_flag("--no-shrink", noShrink, "do not shrink failing seeds");
   bool dumpJournal = false;
-  app.add_flag("--dump-journal", dumpJournal, "with --seed: print the crash run's journal as JSON lines");
+  app.add_flag("--dump-journal", dumpJournal,
+               "with --seed: print the crash run's journal as JSON lines");
   std::vector<uint64_t> seedList;
-  app.add_option("--seed-list", seedList, "run exactly these seeds (pinned regressions)")->delimiter(',');
+  app.add_option("--seed-list", seedList, "run exactly these seeds (pinned regressions)")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::off);
 
@@ -37,7 +43,8 @@ int main(int argc, char** argv) {
     base.verbose = dumpJournal;
     std::cout << rayjournal::simtool::describeWorkload(base).dump(2) << "\n";
     auto r = rayjournal::simtool::runSeed(base);
-    std::cout << "seed " << r.seed << ": " << r.crashes << " crashes, " << r.faults << " faults, " << r.violations.size() << " violations\n";
+    std::cout << "seed " << r.seed << ": " << r.crashes << " crashes, " << r.faults << " faults, "
+              << r.violations.size() << " violations\n";
     for (const auto& v : r.violations) std::cout << "  " << v << "\n";
     for (const auto& record : r.journal) std::cout << record.dump() << "\n";
     std::cout << r.finalStates.dump(2) << "\n";
@@ -49,7 +56,8 @@ int main(int argc, char** argv) {
       auto config = base;
       config.seed = seed;
       auto r = rayjournal::simtool::runSeed(config);
-      std::cout << "seed " << seed << ": " << r.crashes << " crashes, " << r.faults << " faults, " << r.violations.size() << " violations\n";
+      std::cout << "seed " << seed << ": " << r.crashes << " crashes, " << r.faults << " faults, "
+                << r.violations.size() << " violations\n";
       for (const auto& v : r.violations) std::cout << "  " << v << "\n";
       failed += !r.violations.empty();
     }
@@ -85,15 +93,22 @@ int main(int argc, char** argv) {
   }
   for (auto& t : pool) t.join();
   std::sort(failing.begin(), failing.end());
-  nlohmann::json out{{"seeds", seeds}, {"start", start}, {"crashes_injected", crashes.load()}, {"faults_injected", faults.load()},
-                     {"violations", violations.load()}, {"failing_seeds", failing}};
+  nlohmann::json out{{"seeds", seeds},
+                     {"start", start},
+                     {"crashes_injected", crashes.load()},
+                     {"faults_injected", faults.load()},
+                     {"violations", violations.load()},
+                     {"failing_seeds", failing}};
   if (!failing.empty() && !noShrink) {
     auto config = base;
     config.seed = failing.front();
     auto small = rayjournal::simtool::shrink(config);
-    out["shrunk"] = {{"seed", small.seed}, {"job_mask", small.jobMask}, {"max_crashes", small.maxCrashes}};
+    out["shrunk"] = {
+        {"seed", small.seed}, {"job_mask", small.jobMask}, {"max_crashes", small.maxCrashes}};
   }
   std::cout << out.dump(json ? -1 : 2) << std::endl;
-  if (!json) std::cout << (seeds - failing.size()) << " passed, " << failing.size() << " failed" << std::endl;
+  if (!json)
+    std::cout << (seeds - failing.size()) << " passed, " << failing.size() << " failed"
+              << std::endl;
   return violations == 0 ? 0 : 1;
 }

@@ -40,7 +40,8 @@ class KubeClient {
  public:
   virtual ~KubeClient() = default;
   // kind is the resource kind ("RayJob", "RayCluster", "Job", "Pod", "Service", "Event").
-  virtual std::optional<json> get(const std::string& kind, const std::string& ns, const std::string& name) = 0;
+  virtual std::optional<json> get(const std::string& kind, const std::string& ns,
+                                  const std::string& name) = 0;
   virtual std::vector<json> list(const std::string& kind, const std::string& ns,
                                  const std::map<std::string, std::string>& labels = {}) = 0;
   // Throws ApiError 409 AlreadyExists when the name is taken.

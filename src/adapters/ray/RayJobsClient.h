@@ -41,7 +41,8 @@ class RayJobsClient {
  public:
   virtual ~RayJobsClient() = default;
   // nullopt when Ray answers 404 (no such submission id). Throws RayError otherwise.
-  virtual std::optional<JobInfo> getJob(const std::string& dashboard, const std::string& submissionId) = 0;
+  virtual std::optional<JobInfo> getJob(const std::string& dashboard,
+                                        const std::string& submissionId) = 0;
   // "already exists" is recognised by Ray's text, whatever the status code.
   virtual SubmitResult submit(const std::string& dashboard, const SubmitRequest& request) = 0;
   // true when Ray stopped it or it was already terminal; false when Ray does not know the id.

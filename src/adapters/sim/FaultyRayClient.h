@@ -18,7 +18,8 @@ class FaultyRayClient : public ray::RayJobsClient {
     maybeFail(dashboard);
     return inner_.getJob(dashboard, id);
   }
-  ray::SubmitResult submit(const std::string& dashboard, const ray::SubmitRequest& request) override {
+  ray::SubmitResult submit(const std::string& dashboard,
+                           const ray::SubmitRequest& request) override {
     maybeFail(dashboard);
     return inner_.submit(dashboard, request);
   }
@@ -31,7 +32,8 @@ class FaultyRayClient : public ray::RayJobsClient {
   void maybeFail(const std::string& dashboard) {
     if (failures_.load() > 0 && failures_.fetch_sub(1) > 0) {
       ++injected_;
-      throw ray::RayError("Ray dashboard " + dashboard + " unreachable: connection timed out (injected)");
+      throw ray::RayError("Ray dashboard " + dashboard +
+                          " unreachable: connection timed out (injected)");
     }
   }
   ray::RayJobsClient& inner_;

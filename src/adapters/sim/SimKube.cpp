@@ -8,8 +8,12 @@
 namespace rayjournal::sim {
 namespace {
 
-std::string nsOf(const json& o) { return o["metadata"].value("namespace", "default"); }
-std::string nameOf(const json& o) { return o["metadata"].value("name", ""); }
+std::string nsOf(const json& o) {
+  return o["metadata"].value("namespace", "default");
+}
+std::string nameOf(const json& o) {
+  return o["metadata"].value("name", "");
+}
 
 bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
   const json* have = o["metadata"].contains("labels") ? &o["metadata"]["labels"] : nullptr;
@@ -21,7 +25,8 @@ bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels
 
 }  // namespace
 
-SimKube::SimKube(const Clock& clock, std::string dir, bool readOnly) : clock_(clock), dir_(std::move(dir)) {
+SimKube::SimKube(const Clock& clock, std::string dir, bool readOnly)
+    : clock_(clock), dir_(std::move(dir)) {
   if (dir_.empty()) return;
   if (!readOnly) std::filesystem::create_directories(dir_);
   load(readOnly);
@@ -32,7 +37,8 @@ SimKube::~SimKube() {
   if (history_) std::fclose(history_);
 }
 
-std::string SimKube::keyOf(const std::string& kind, const std::string& ns, const std::string& name) {
+std::string SimKube::keyOf(const std::string& kind, const std::string& ns,
+                           const std::string& name) {
   return kind + "/" + ns + "/" + name;
 }
 
@@ -44,14 +50,17 @@ void SimKube::load(bool readOnly) {
     std::string line;
     while (std::getline(in, line)) {
       json entry = json::parse(line, nullptr, false);
-      if (entry.is_discarded()) break;  // a torn final line from a kill: everything before it stands
+      if (entry.is_discarded())
+        break;  // a torn final line from a kill: everything before it stands
       std::string key = entry["key"];
       if (entry["op"] == "put") {
         if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
         index(key, entry["object"], true);
         objects_[key] = entry["object"];
         kindOfKey_[key] = entry["kind"];
-        resourceVersion_ = std::max<uint64_t>(resourceVersion_, std::stoull(entry["object"]["metadata"].value("resourceVersion", "0")));
+        resourceVersion_ = std::max<uint64_t>(
+            resourceVersion_,
+            std::stoull(entry["object"]["metadata"].value("resourceVersion", "0")));
       } else if (entry["op"] == "del") {
         if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
         objects_.erase(key);
@@ -65,7 +74,8 @@ void SimKube::load(bool readOnly) {
   {
     std::ofstream out(tmp, std::ios::trunc);
     for (const auto& [key, object] : objects_) {
-      out << json{{"op", "put"}, {"key", key}, {"kind", kindOfKey_[key]}, {"object", object}}.dump() << "\n";
+      out << json{{"op", "put"}, {"key", key}, {"kind", kindOfKey_[key]}, {"object", object}}.dump()
+          << "\n";
     }
     out << json{{"op", "rv"}, {"key", ""}, {"rv", resourceVersion_}}.dump() << "\n";
   }
@@ -88,7 +98,9 @@ void SimKube::persist(const std::string& op, const std::string& key, const json*
   std::fflush(log_);
 }
 
-void SimKube::count(const std::string& verb, const std::string& kind) { calls_[verb + " " + kind]++; }
+void SimKube::count(const std::string& verb, const std::string& kind) {
+  calls_[verb + " " + kind]++;
+}
 
 void SimKube::maybeFail(const std::string& verb, const std::string& kind, bool afterApply) {
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
@@ -103,7 +115,8 @@ void SimKube::maybeFail(const std::string& verb, const std::string& kind, bool a
   }
 }
 
-std::optional<kube::ApiError> SimKube::lostResponse(const std::string& verb, const std::string& kind) {
+std::optional<kube::ApiError> SimKube::lostResponse(const std::string& verb,
+                                                    const std::string& kind) {
   try {
     maybeFail(verb, kind, true);
   } catch (const kube::ApiError& e) {
@@ -132,7 +145,8 @@ std::map<std::string, uint64_t> SimKube::callCounts() const {
   return calls_;
 }
 
-std::optional<json> SimKube::get(const std::string& kind, const std::string& ns, const std::string& name) {
+std::optional<json> SimKube::get(const std::string& kind, const std::string& ns,
+                                 const std::string& name) {
   std::lock_guard lock(mu_);
   count("get", kind);
   maybeFail("get", kind, false);
@@ -148,7 +162,8 @@ std::vector<json> SimKube::list(const std::string& kind, const std::string& ns,
   maybeFail("list", kind, false);
   std::vector<json> out;
   std::string prefix = kind + "/" + (ns.empty() ? "" : ns + "/");
-  for (auto it = objects_.lower_bound(prefix); it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+  for (auto it = objects_.lower_bound(prefix);
+       it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
     if (labelsMatch(it->second, labels)) out.push_back(it->second);
   }
   return out;
@@ -168,17 +183,20 @@ void SimKube::index(const std::string& key, const json& object, bool add) {
   }
 }
 
-std::vector<json> SimKube::listWhere(const std::string& kind, const std::function<bool(const json&)>& filter) {
+std::vector<json> SimKube::listWhere(const std::string& kind,
+                                     const std::function<bool(const json&)>& filter) {
   std::lock_guard lock(mu_);
   std::vector<json> out;
   std::string prefix = kind + "/";
-  for (auto it = objects_.lower_bound(prefix); it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+  for (auto it = objects_.lower_bound(prefix);
+       it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
     if (filter(it->second)) out.push_back(it->second);
   }
   return out;
 }
 
-void SimKube::put(const std::string& kind, json object, kube::WatchEventType type, std::vector<Event>& events) {
+void SimKube::put(const std::string& kind, json object, kube::WatchEventType type,
+                  std::vector<Event>& events) {
   std::string key = keyOf(kind, nsOf(object), nameOf(object));
   object["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
   kindOfKey_[key] = kind;
@@ -229,7 +247,8 @@ void SimKube::finishIfUnblocked(const std::string& key, std::vector<Event>& even
   auto it = objects_.find(key);
   if (it == objects_.end()) return;
   const json& meta = it->second["metadata"];
-  if (meta.contains("deletionTimestamp") && meta.value("finalizers", json::array()).empty()) erase(key, events);
+  if (meta.contains("deletionTimestamp") && meta.value("finalizers", json::array()).empty())
+    erase(key, events);
 }
 
 void SimKube::dispatch(const std::vector<Event>& events) {
@@ -270,15 +289,21 @@ json SimKube::create(const std::string& kind, const json& input) {
     validate(kind, object);
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     if (objects_.count(key)) {
-      throw kube::ApiError(409, "AlreadyExists", kind + " \"" + nameOf(object) + "\" already exists in namespace " + nsOf(object));
+      throw kube::ApiError(
+          409, "AlreadyExists",
+          kind + " \"" + nameOf(object) + "\" already exists in namespace " + nsOf(object));
     }
-    object["metadata"]["uid"] = "uid-" + std::to_string(resourceVersion_ + 1) + "-" + nameOf(object);
+    object["metadata"]["uid"] =
+        "uid-" + std::to_string(resourceVersion_ + 1) + "-" + nameOf(object);
     object["metadata"]["generation"] = 1;
     object["metadata"]["creationTimestamp"] = toRfc3339(clock_.nowMs());
     object["metadata"].erase("resourceVersion");
     object["metadata"].erase("deletionTimestamp");
     put(kind, object, kube::WatchEventType::Added, events);
-    json created{{"kind", kind}, {"namespace", nsOf(object)}, {"name", nameOf(object)}, {"uid", object["metadata"]["uid"]},
+    json created{{"kind", kind},
+                 {"namespace", nsOf(object)},
+                 {"name", nameOf(object)},
+                 {"uid", object["metadata"]["uid"]},
                  {"owners", object["metadata"].value("ownerReferences", json::array())}};
     if (kind != "Event") creates_.push_back(created);
     if (history_) {
@@ -295,9 +320,14 @@ json SimKube::create(const std::string& kind, const json& input) {
 void SimKube::validate(const std::string& kind, const json& object) {
   if (kind != "Job") return;
   const json& spec = object.value("spec", json::object());
-  std::string policy = spec.value("template", json::object()).value("spec", json::object()).value("restartPolicy", "");
+  std::string policy = spec.value("template", json::object())
+                           .value("spec", json::object())
+                           .value("restartPolicy", "");
   if (policy != "Never" && policy != "OnFailure") {
-    throw kube::ApiError(422, "Invalid", "Job.batch \"" + nameOf(object) + "\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"");
+    throw kube::ApiError(422, "Invalid",
+                         "Job.batch \"" + nameOf(object) +
+                             "\" is invalid: spec.template.spec.restartPolicy: Required value: "
+                             "valid values: \"OnFailure\", \"Never\"");
   }
 }
 
@@ -305,13 +335,15 @@ json& SimKube::checkedExisting(const std::string& kind, const json& object) {
   std::string key = keyOf(kind, nsOf(object), nameOf(object));
   auto it = objects_.find(key);
   if (it == objects_.end()) {
-    throw kube::ApiError(404, "NotFound", kind + " " + nsOf(object) + "/" + nameOf(object) + " not found");
+    throw kube::ApiError(404, "NotFound",
+                         kind + " " + nsOf(object) + "/" + nameOf(object) + " not found");
   }
   std::string want = object["metadata"].value("resourceVersion", "");
   if (!want.empty() && want != it->second["metadata"].value("resourceVersion", "")) {
     throw kube::ApiError(409, "Conflict",
                          "Operation cannot be fulfilled on " + kind + " \"" + nameOf(object) +
-                             "\": the object has been modified; please apply your changes to the latest version and try again");
+                             "\": the object has been modified; please apply your changes to the "
+                             "latest version and try again");
   }
   return it->second;
 }
@@ -322,9 +354,12 @@ json SimKube::update(const std::string& kind, const json& input) {
     json object = input;
     object["metadata"]["uid"] = current["metadata"]["uid"];
     object["metadata"]["creationTimestamp"] = current["metadata"]["creationTimestamp"];
-    if (current["metadata"].contains("deletionTimestamp")) object["metadata"]["deletionTimestamp"] = current["metadata"]["deletionTimestamp"];
-    if (current.contains("status")) object["status"] = current["status"];
-    else object.erase("status");
+    if (current["metadata"].contains("deletionTimestamp"))
+      object["metadata"]["deletionTimestamp"] = current["metadata"]["deletionTimestamp"];
+    if (current.contains("status"))
+      object["status"] = current["status"];
+    else
+      object.erase("status");
     int64_t generation = current["metadata"].value("generation", int64_t(1));
     if (object.value("spec", json()) != current.value("spec", json())) ++generation;
     object["metadata"]["generation"] = generation;
@@ -345,13 +380,16 @@ json SimKube::updateStatus(const std::string& kind, const json& input) {
   });
 }
 
-void SimKube::remove(const std::string& kind, const std::string& ns, const std::string& name, kube::Propagation propagation) {
+void SimKube::remove(const std::string& kind, const std::string& ns, const std::string& name,
+                     kube::Propagation propagation) {
   write("remove", kind, [&](std::vector<Event>& events) {
     std::string key = keyOf(kind, ns, name);
     auto it = objects_.find(key);
-    if (it == objects_.end()) throw kube::ApiError(404, "NotFound", kind + " " + ns + "/" + name + " not found");
+    if (it == objects_.end())
+      throw kube::ApiError(404, "NotFound", kind + " " + ns + "/" + name + " not found");
     json& object = it->second;
-    if (propagation == kube::Propagation::Orphan) orphanDependents(object["metadata"].value("uid", ""));
+    if (propagation == kube::Propagation::Orphan)
+      orphanDependents(object["metadata"].value("uid", ""));
     if (!object["metadata"].value("finalizers", json::array()).empty()) {
       if (!object["metadata"].contains("deletionTimestamp")) {
         object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
@@ -372,7 +410,8 @@ void SimKube::orphanDependents(const std::string& uid) {
     json& dependent = objects_[k];
     index(k, dependent, false);
     json kept = json::array();
-    for (const auto& ref : dependent["metadata"]["ownerReferences"]) if (ref.value("uid", "") != uid) kept.push_back(ref);
+    for (const auto& ref : dependent["metadata"]["ownerReferences"])
+      if (ref.value("uid", "") != uid) kept.push_back(ref);
     dependent["metadata"]["ownerReferences"] = kept;
     index(k, dependent, true);
   }

@@ -7,9 +7,9 @@
 
 #include <cstdio>
 #include <functional>
-#include <set>
 #include <map>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "adapters/Clock.h"
@@ -37,7 +37,8 @@ class SimKube : public kube::KubeClient {
   SimKube(const Clock& clock, std::string dir = "", bool readOnly = false);
   ~SimKube() override;
 
-  std::optional<json> get(const std::string& kind, const std::string& ns, const std::string& name) override;
+  std::optional<json> get(const std::string& kind, const std::string& ns,
+                          const std::string& name) override;
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
   json create(const std::string& kind, const json& object) override;
@@ -49,7 +50,8 @@ class SimKube : public kube::KubeClient {
 
   // Like list, but the filter runs under the lock and only matches are copied (the simulated
   // world's actors use it to skip objects with nothing to do).
-  std::vector<json> listWhere(const std::string& kind, const std::function<bool(const json&)>& filter);
+  std::vector<json> listWhere(const std::string& kind,
+                              const std::function<bool(const json&)>& filter);
 
   void injectFault(FaultRule rule);
   void clearFaults();
@@ -68,7 +70,8 @@ class SimKube : public kube::KubeClient {
   void maybeFail(const std::string& verb, const std::string& kind, bool afterApply);
   std::optional<kube::ApiError> lostResponse(const std::string& verb, const std::string& kind);
   void count(const std::string& verb, const std::string& kind);
-  void put(const std::string& kind, json object, kube::WatchEventType type, std::vector<Event>& events);
+  void put(const std::string& kind, json object, kube::WatchEventType type,
+           std::vector<Event>& events);
   void erase(const std::string& key, std::vector<Event>& events);
   void cascade(const std::string& uid, std::vector<Event>& events);
   void index(const std::string& key, const json& object, bool add);

@@ -7,7 +7,6 @@
 namespace rayjournal::sim {
 namespace {
 
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::stringstream in(s);
@@ -16,7 +15,9 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-std::string recordName(const std::string& cluster, const std::string& id) { return cluster + "." + id; }
+std::string recordName(const std::string& cluster, const std::string& id) {
+  return cluster + "." + id;
+}
 
 }  // namespace
 
@@ -27,7 +28,8 @@ bool parseDashboardAddress(const std::string& dashboard, std::string& cluster, s
   auto parts = split(host, '.');
   if (parts.size() < 2) return false;
   const std::string suffix = "-head-svc";
-  if (parts[0].size() <= suffix.size() || parts[0].compare(parts[0].size() - suffix.size(), suffix.size(), suffix) != 0) {
+  if (parts[0].size() <= suffix.size() ||
+      parts[0].compare(parts[0].size() - suffix.size(), suffix.size(), suffix) != 0) {
     return false;
   }
   cluster = parts[0].substr(0, parts[0].size() - suffix.size());
@@ -44,14 +46,16 @@ void SimRay::maybeFail(const std::string& dashboard) {
   std::lock_guard lock(mu_);
   if (failCalls_ > 0) {
     --failCalls_;
-    throw ray::RayError("Ray dashboard " + dashboard + " unreachable: connection refused (injected)");
+    throw ray::RayError("Ray dashboard " + dashboard +
+                        " unreachable: connection refused (injected)");
   }
 }
 
 json SimRay::clusterFor(const std::string& dashboard, std::string& ns) {
   maybeFail(dashboard);
   std::string cluster;
-  if (!parseDashboardAddress(dashboard, cluster, ns)) throw ray::RayError("malformed Ray dashboard address \"" + dashboard + "\"");
+  if (!parseDashboardAddress(dashboard, cluster, ns))
+    throw ray::RayError("malformed Ray dashboard address \"" + dashboard + "\"");
   auto object = kube_.get("RayCluster", ns, cluster);
   if (!object || (*object)["metadata"].contains("deletionTimestamp") ||
       object->value("status", json::object()).value("state", "") != "ready") {
@@ -83,15 +87,19 @@ ray::JobInfo SimRay::infoOf(const json& record) const {
     info.status = s["result"];
     info.startTimeMs = submitted + pendingMs_;
     info.endTimeMs = ends;
-    info.message = info.status == "SUCCEEDED" ? "Job finished successfully." : "Job failed: entrypoint exited with code 1 (simulated)";
+    info.message = info.status == "SUCCEEDED"
+                       ? "Job finished successfully."
+                       : "Job failed: entrypoint exited with code 1 (simulated)";
   }
   return info;
 }
 
-std::optional<ray::JobInfo> SimRay::getJob(const std::string& dashboard, const std::string& submissionId) {
+std::optional<ray::JobInfo> SimRay::getJob(const std::string& dashboard,
+                                           const std::string& submissionId) {
   std::string ns;
   json cluster = clusterFor(dashboard, ns);
-  auto record = kube_.get("SimRaySubmission", ns, recordName(cluster["metadata"]["name"], submissionId));
+  auto record =
+      kube_.get("SimRaySubmission", ns, recordName(cluster["metadata"]["name"], submissionId));
   if (!record) return std::nullopt;
   return infoOf(*record);
 }
@@ -125,7 +133,9 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
               {"metadata",
                {{"name", recordName(clusterName, request.submissionId)},
                 {"namespace", ns},
-                {"ownerReferences", json::array({{{"kind", "RayCluster"}, {"name", clusterName}, {"uid", cluster["metadata"]["uid"]}}})}}},
+                {"ownerReferences", json::array({{{"kind", "RayCluster"},
+                                                  {"name", clusterName},
+                                                  {"uid", cluster["metadata"]["uid"]}}})}}},
               {"spec",
                {{"submissionId", request.submissionId},
                 {"entrypoint", request.entrypoint},
@@ -140,7 +150,8 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
 bool SimRay::stop(const std::string& dashboard, const std::string& submissionId) {
   std::string ns;
   json cluster = clusterFor(dashboard, ns);
-  auto record = kube_.get("SimRaySubmission", ns, recordName(cluster["metadata"]["name"], submissionId));
+  auto record =
+      kube_.get("SimRaySubmission", ns, recordName(cluster["metadata"]["name"], submissionId));
   if (!record) return false;
   if (ray::isTerminalRayStatus(infoOf(*record).status)) return true;
   (*record)["spec"]["stoppedMs"] = clock_.nowMs();

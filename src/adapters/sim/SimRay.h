@@ -21,8 +21,10 @@ class SimRay : public ray::RayJobsClient {
  public:
   SimRay(SimKube& kube, const Clock& clock) : kube_(kube), clock_(clock) {}
 
-  std::optional<ray::JobInfo> getJob(const std::string& dashboard, const std::string& submissionId) override;
-  ray::SubmitResult submit(const std::string& dashboard, const ray::SubmitRequest& request) override;
+  std::optional<ray::JobInfo> getJob(const std::string& dashboard,
+                                     const std::string& submissionId) override;
+  ray::SubmitResult submit(const std::string& dashboard,
+                           const ray::SubmitRequest& request) override;
   bool stop(const std::string& dashboard, const std::string& submissionId) override;
 
   // Fault injection: the next n calls fail as if the dashboard were unreachable.

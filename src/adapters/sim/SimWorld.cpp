@@ -25,13 +25,16 @@ bool stringAt(const json& root, std::initializer_list<const char*> path, const c
 bool jobFinished(const json& job) {
   if (const json* conditions = at(job, {"status", "conditions"})) {
     for (const auto& c : *conditions) {
-      if ((stringAt(c, {"type"}, "Complete") || stringAt(c, {"type"}, "Failed")) && stringAt(c, {"status"}, "True")) return true;
+      if ((stringAt(c, {"type"}, "Complete") || stringAt(c, {"type"}, "Failed")) &&
+          stringAt(c, {"status"}, "True"))
+        return true;
     }
   }
   return false;
 }
 
-bool exists(SimKube& kube, const std::string& kind, const std::string& ns, const std::string& name) {
+bool exists(SimKube& kube, const std::string& kind, const std::string& ns,
+            const std::string& name) {
   return kube.get(kind, ns, name).has_value();
 }
 
@@ -56,25 +59,32 @@ std::string envValue(const json& container, const std::string& name) {
 
 }  // namespace
 
-json SimWorld::ownedMeta(const std::string& name, const json& owner, const std::string& kind, json labels) {
+json SimWorld::ownedMeta(const std::string& name, const json& owner, const std::string& kind,
+                         json labels) {
   return {{"name", name},
           {"namespace", owner["metadata"]["namespace"]},
           {"labels", std::move(labels)},
-          {"ownerReferences",
-           json::array({{{"apiVersion", "ray.io/v1"}, {"kind", kind}, {"name", owner["metadata"]["name"]},
-                         {"uid", owner["metadata"]["uid"]}, {"controller", true}, {"blockOwnerDeletion", true}}})}};
+          {"ownerReferences", json::array({{{"apiVersion", "ray.io/v1"},
+                                            {"kind", kind},
+                                            {"name", owner["metadata"]["name"]},
+                                            {"uid", owner["metadata"]["uid"]},
+                                            {"controller", true},
+                                            {"blockOwnerDeletion", true}}})}};
 }
 
 SimWorld::SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptions options)
     : kube_(kube), ray_(ray), clock_(clock), options_(options) {
-  auto keyOf = [](const json& o) { return o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", ""); };
+  auto keyOf = [](const json& o) {
+    return o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", "");
+  };
   kube_.watch("RayCluster", [this, keyOf](kube::WatchEventType type, const json& o) {
     if (type != kube::WatchEventType::Deleted) mark(dirtyClusters_, keyOf(o));
   });
   kube_.watch("Pod", [this, keyOf](kube::WatchEventType type, const json& o) {
     if (type != kube::WatchEventType::Deleted) mark(dirtyPods_, keyOf(o));
     if (const json* c = at(o, {"metadata", "labels", "ray.io/cluster"})) {
-      mark(dirtyClusters_, o["metadata"].value("namespace", "default") + "/" + c->get<std::string>());
+      mark(dirtyClusters_,
+           o["metadata"].value("namespace", "default") + "/" + c->get<std::string>());
     }
   });
   kube_.watch("Job", [this, keyOf](kube::WatchEventType type, const json& o) {
@@ -95,7 +105,9 @@ int SimWorld::advance() {
     pods.swap(dirtyPods_);
     jobs.swap(dirtyJobs_);
   }
-  auto split = [](const std::string& key) { return std::make_pair(key.substr(0, key.find('/')), key.substr(key.find('/') + 1)); };
+  auto split = [](const std::string& key) {
+    return std::make_pair(key.substr(0, key.find('/')), key.substr(key.find('/') + 1));
+  };
   int changes = 0;
   for (const auto& key : clusters) {
     auto [ns, name] = split(key);
@@ -141,38 +153,55 @@ int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
     json head = labels;
     head["ray.io/node-type"] = "head";
     head["ray.io/group"] = "headgroup";
-    changes += ensure(kube_, "Service", {{"apiVersion", "v1"}, {"kind", "Service"},
-                                         {"metadata", ownedMeta(c + "-head-svc", cluster, "RayCluster", head)},
-                                         {"spec", {{"clusterIP", "None"}, {"selector", head},
-                                                   {"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}});
+    changes += ensure(kube_, "Service",
+                      {{"apiVersion", "v1"},
+                       {"kind", "Service"},
+                       {"metadata", ownedMeta(c + "-head-svc", cluster, "RayCluster", head)},
+                       {"spec",
+                        {{"clusterIP", "None"},
+                         {"selector", head},
+                         {"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}});
     std::vector<std::string> pods{c + "-head"};
-    json headSpec = cluster["spec"].value("headGroupSpec", json::object()).value("template", json::object()).value("spec", json::object());
-    bool noRestart = cluster["metadata"].value("annotations", json::object()).value("ray.io/disable-provisioned-head-restart", "") == "true";
+    json headSpec = cluster["spec"]
+                        .value("headGroupSpec", json::object())
+                        .value("template", json::object())
+                        .value("spec", json::object());
+    bool noRestart = cluster["metadata"]
+                         .value("annotations", json::object())
+                         .value("ray.io/disable-provisioned-head-restart", "") == "true";
     if (!(noRestart && cluster.value("status", json::object()).value("state", "") == "ready")) {
-      changes += ensure(kube_, "Pod", {{"apiVersion", "v1"}, {"kind", "Pod"},
-                                       {"metadata", ownedMeta(c + "-head", cluster, "RayCluster", head)},
-                                       {"spec", headSpec},
-                                       {"status", {{"phase", "Pending"}}}});
+      changes += ensure(kube_, "Pod",
+                        {{"apiVersion", "v1"},
+                         {"kind", "Pod"},
+                         {"metadata", ownedMeta(c + "-head", cluster, "RayCluster", head)},
+                         {"spec", headSpec},
+                         {"status", {{"phase", "Pending"}}}});
     }
     int desiredWorkers = 0;
     for (const auto& group : cluster["spec"].value("workerGroupSpecs", json::array())) {
       if (group.value("suspend", false)) {
-        for (const auto& pod : kube_.list("Pod", ns, {{"ray.io/cluster", c}, {"ray.io/group", group.value("groupName", "workers")}})) {
+        for (const auto& pod : kube_.list(
+                 "Pod", ns,
+                 {{"ray.io/cluster", c}, {"ray.io/group", group.value("groupName", "workers")}})) {
           kube_.remove("Pod", ns, pod["metadata"]["name"]);
           ++changes;
         }
         continue;
       }
-      int replicas = group.value("replicas", group.value("minReplicas", 0)) * group.value("numOfHosts", 1);
+      int replicas =
+          group.value("replicas", group.value("minReplicas", 0)) * group.value("numOfHosts", 1);
       json worker = labels;
       worker["ray.io/node-type"] = "worker";
       worker["ray.io/group"] = group.value("groupName", "workers");
       for (int i = 0; i < replicas; ++i) {
-        std::string name = c + "-" + group.value("groupName", "workers") + "-worker-" + std::to_string(i);
+        std::string name =
+            c + "-" + group.value("groupName", "workers") + "-worker-" + std::to_string(i);
         pods.push_back(name);
-        changes += ensure(kube_, "Pod", {{"apiVersion", "v1"}, {"kind", "Pod"},
-                                         {"metadata", ownedMeta(name, cluster, "RayCluster", worker)},
-                                         {"status", {{"phase", "Pending"}}}});
+        changes += ensure(kube_, "Pod",
+                          {{"apiVersion", "v1"},
+                           {"kind", "Pod"},
+                           {"metadata", ownedMeta(name, cluster, "RayCluster", worker)},
+                           {"status", {{"phase", "Pending"}}}});
       }
       desiredWorkers += replicas;
     }
@@ -210,7 +239,9 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
       again.insert(ns + "/" + name);
       return 0;
     }
-    pod["status"] = {{"phase", "Running"}, {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}, {"podIP", "10.0.0.1"}};
+    pod["status"] = {{"phase", "Running"},
+                     {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
+                     {"podIP", "10.0.0.1"}};
     kube_.updateStatus("Pod", pod);
     return 1;
   }
@@ -218,7 +249,8 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
   const json* containers = at(pod, {"spec", "containers"});
   if (!containers || !containers->is_array()) return 0;
   for (const auto& container : *containers) {
-    if (stringAt(container, {"name"}, "ray-job-submitter")) return runSidecar(pod, container, again);
+    if (stringAt(container, {"name"}, "ray-job-submitter"))
+      return runSidecar(pod, container, again);
   }
   return 0;
 }
@@ -231,7 +263,8 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
     if (cs.value("name", "") == "ray-job-submitter" && cs["state"].contains("terminated")) return 0;
   }
   std::string ns = pod["metadata"].value("namespace", "default");
-  std::string dashboard = pod["metadata"]["labels"].value("ray.io/cluster", "") + "-head-svc." + ns + ".svc.cluster.local:8265";
+  std::string dashboard = pod["metadata"]["labels"].value("ray.io/cluster", "") + "-head-svc." +
+                          ns + ".svc.cluster.local:8265";
   std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
   again.insert(ns + "/" + pod["metadata"].value("name", ""));
   try {
@@ -243,7 +276,10 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
       ray_.submit(dashboard, request);
     } else if (ray::isTerminalRayStatus(info->status)) {
       statuses.push_back({{"name", "ray-job-submitter"},
-                          {"state", {{"terminated", {{"exitCode", info->status == "SUCCEEDED" ? 0 : 1}, {"finishedAt", toRfc3339(clock_.nowMs())}}}}}});
+                          {"state",
+                           {{"terminated",
+                             {{"exitCode", info->status == "SUCCEEDED" ? 0 : 1},
+                              {"finishedAt", toRfc3339(clock_.nowMs())}}}}}});
       pod["status"]["containerStatuses"] = statuses;
       kube_.updateStatus("Pod", pod);
       again.erase(ns + "/" + pod["metadata"].value("name", ""));
@@ -259,8 +295,12 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
 bool SimWorld::submitterBroken(const json& job) {
   for (const auto& ref : job["metadata"].value("ownerReferences", json::array())) {
     if (ref.value("kind", "") != "RayJob") continue;
-    auto owner = kube_.get("RayJob", job["metadata"].value("namespace", "default"), ref.value("name", ""));
-    if (owner && (*owner)["metadata"].value("annotations", json::object()).value(kSimSubmitterAnnotation, "") == "fail") return true;
+    auto owner =
+        kube_.get("RayJob", job["metadata"].value("namespace", "default"), ref.value("name", ""));
+    if (owner && (*owner)["metadata"]
+                         .value("annotations", json::object())
+                         .value(kSimSubmitterAnnotation, "") == "fail")
+      return true;
   }
   return false;
 }
@@ -301,14 +341,17 @@ int SimWorld::runSubmitterJob(json job) {
     next["failed"] = failed;
     if (failed > job["spec"].value("backoffLimit", 2)) {
       condition = "Failed";
-      next["conditions"] = json::array({{{"type", "Failed"}, {"status", "True"}, {"reason", "BackoffLimitExceeded"},
+      next["conditions"] = json::array({{{"type", "Failed"},
+                                         {"status", "True"},
+                                         {"reason", "BackoffLimitExceeded"},
                                          {"message", "Job has reached the specified backoff limit"},
                                          {"lastTransitionTime", toRfc3339(now)}}});
     }
   }
   if (condition == "Complete") {
     next["succeeded"] = 1;
-    next["conditions"] = json::array({{{"type", "Complete"}, {"status", "True"}, {"lastTransitionTime", toRfc3339(now)}}});
+    next["conditions"] = json::array(
+        {{{"type", "Complete"}, {"status", "True"}, {"lastTransitionTime", toRfc3339(now)}}});
   }
   if (!condition.empty()) {
     next["active"] = 0;

@@ -14,9 +14,16 @@ namespace {
 json manifest() {
   return {{"apiVersion", "ray.io/v1"},
           {"kind", "RayJob"},
-          {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "uid-1"}, {"generation", 1}}},
-          {"spec", {{"entrypoint", "python x.py"},
-                    {"rayClusterSpec", {{"headGroupSpec", {{"template", {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
+          {"metadata",
+           {{"name", "job"}, {"namespace", "default"}, {"uid", "uid-1"}, {"generation", 1}}},
+          {"spec",
+           {{"entrypoint", "python x.py"},
+            {"rayClusterSpec",
+             {{"headGroupSpec",
+               {{"template",
+                 {{"spec",
+                   {{"containers",
+                     json::array({{{"name", "h"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
 }
 
 std::string invalid(json doc) {
@@ -56,9 +63,12 @@ TEST(ValidateTest, V4_DeletionStrategy) {
   EXPECT_NE(invalid(doc).find("deletionStrategy"), std::string::npos);
   doc["spec"]["deletionStrategy"] = {{"onSuccess", {{"policy", "DeleteCluster"}}}};
   EXPECT_NE(invalid(doc).find("set together"), std::string::npos);
-  doc["spec"]["deletionStrategy"] = {{"deletionRules", json::array({
-      {{"policy", "DeleteSelf"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 1}}}},
-      {{"policy", "DeleteCluster"}, {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 5}}}}})}};
+  doc["spec"]["deletionStrategy"] = {
+      {"deletionRules",
+       json::array({{{"policy", "DeleteSelf"},
+                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 1}}}},
+                    {{"policy", "DeleteCluster"},
+                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 5}}}}})}};
   EXPECT_NE(invalid(doc).find("TTLs must grow"), std::string::npos);
   doc["spec"]["deletionStrategy"]["deletionRules"][0]["condition"]["ttlSeconds"] = 10;
   EXPECT_EQ(invalid(doc), "");
@@ -101,7 +111,8 @@ TEST(ValidateTest, V9_ClusterSpec) {
   doc["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"] = json::array();
   EXPECT_NE(invalid(doc).find("at least one container"), std::string::npos);
   doc = manifest();
-  doc["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array({{{"groupName", "g"}, {"minReplicas", 5}, {"maxReplicas", 1}}});
+  doc["spec"]["rayClusterSpec"]["workerGroupSpecs"] =
+      json::array({{{"groupName", "g"}, {"minReplicas", 5}, {"maxReplicas", 1}}});
   EXPECT_NE(invalid(doc).find("minReplicas"), std::string::npos);
 }
 
@@ -134,11 +145,16 @@ TEST(DecideTest, SubmitterJobIsBuiltLikeKubeRays) {
   EXPECT_EQ(submitter["metadata"]["ownerReferences"][0]["uid"], "uid-1");
   EXPECT_EQ(submitter["spec"]["backoffLimit"], 2);
   std::string args = submitter["spec"]["template"]["spec"]["containers"][0]["args"][0];
-  EXPECT_NE(args.find("if ! ray job status --address http://c-head-svc.default.svc.cluster.local:8265 job-abcde"), std::string::npos);
-  EXPECT_NE(args.find("--submission-id job-abcde -- python x.py ; fi ; ray job logs"), std::string::npos);
+  EXPECT_NE(args.find("if ! ray job status --address "
+                      "http://c-head-svc.default.svc.cluster.local:8265 job-abcde"),
+            std::string::npos);
+  EXPECT_NE(args.find("--submission-id job-abcde -- python x.py ; fi ; ray job logs"),
+            std::string::npos);
 }
 
-Observed observed(const json& doc) { return Observed{parseRayJob(doc), {}, {}, {}, {}, {}, {}}; }
+Observed observed(const json& doc) {
+  return Observed{parseRayJob(doc), {}, {}, {}, {}, {}, {}};
+}
 
 // TestUpdateStatusToSuspendingIfNeeded: only Initializing and Running may become Suspending.
 TEST(DecideTest, OnlyInitializingAndRunningSuspend) {
@@ -146,10 +162,15 @@ TEST(DecideTest, OnlyInitializingAndRunningSuspend) {
     json doc = manifest();
     doc["spec"]["suspend"] = true;
     doc["spec"]["shutdownAfterJobFinishes"] = true;
-    doc["status"] = {{"jobDeploymentStatus", state}, {"rayClusterName", "c"}, {"jobId", "j"}, {"startTime", toRfc3339(1000)}};
+    doc["status"] = {{"jobDeploymentStatus", state},
+                     {"rayClusterName", "c"},
+                     {"jobId", "j"},
+                     {"startTime", toRfc3339(1000)}};
     Plan plan = decide(observed(doc), {}, 2000, {});
     bool suspending = false;
-    for (const auto& i : plan.intents) suspending = suspending || (i.action == Action::WriteStatus && i.object.value("jobDeploymentStatus", "") == "Suspending");
+    for (const auto& i : plan.intents)
+      suspending = suspending || (i.action == Action::WriteStatus &&
+                                  i.object.value("jobDeploymentStatus", "") == "Suspending");
     EXPECT_EQ(suspending, state == "Initializing" || state == "Running") << state;
   }
 }
@@ -157,21 +178,29 @@ TEST(DecideTest, OnlyInitializingAndRunningSuspend) {
 json runningDoc(const std::string& checkFailureSince) {
   json doc = manifest();
   doc["spec"]["submissionMode"] = "HTTPMode";
-  doc["status"] = {{"jobDeploymentStatus", "Running"}, {"rayClusterName", "c"}, {"jobId", "j"},
-                   {"dashboardURL", "c-head-svc.default.svc.cluster.local:8265"}, {"startTime", toRfc3339(0)}};
-  if (!checkFailureSince.empty()) doc["status"]["jobStatusCheckFailureStartTime"] = checkFailureSince;
+  doc["status"] = {{"jobDeploymentStatus", "Running"},
+                   {"rayClusterName", "c"},
+                   {"jobId", "j"},
+                   {"dashboardURL", "c-head-svc.default.svc.cluster.local:8265"},
+                   {"startTime", toRfc3339(0)}};
+  if (!checkFailureSince.empty())
+    doc["status"]["jobStatusCheckFailureStartTime"] = checkFailureSince;
   return doc;
 }
 
 json writtenStatus(const Plan& plan) {
-  for (const auto& i : plan.intents) if (i.action == Action::WriteStatus) return i.object;
+  for (const auto& i : plan.intents)
+    if (i.action == Action::WriteStatus) return i.object;
   return json();
 }
 
 // TestRecordJobStatusCheckFailure: the first failure is persisted, a success clears it.
 TEST(DecideTest, StatusCheckFailureIsRecordedThenCleared) {
   Observed o = observed(runningDoc(""));
-  o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}};
+  o.cluster =
+      json{{"metadata",
+            {{"name", "c"},
+             {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}};
   o.ray.asked = true;
   o.ray.error = "connection refused";
   json st = writtenStatus(decide(o, {}, 5000, {}));
@@ -188,7 +217,10 @@ TEST(DecideTest, StatusCheckFailureIsRecordedThenCleared) {
 TEST(DecideTest, StatusCheckTimeout) {
   for (int64_t elapsed : {100000, 300000}) {
     Observed o = observed(runningDoc(toRfc3339(0)));
-    o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}};
+    o.cluster =
+        json{{"metadata",
+              {{"name", "c"},
+               {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}};
     o.ray.asked = true;
     o.ray.error = "timeout";
     json st = writtenStatus(decide(o, {}, elapsed, {}));

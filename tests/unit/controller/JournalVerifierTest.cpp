@@ -1,10 +1,9 @@
 // verify on hand-made journals: each rule fires on the history that breaks it, and a journal
 // from a real scenario run (with restarts) passes.
-#include "projection/JournalVerifier.h"
-
 #include <gtest/gtest.h>
 
 #include "projection/JobProjection.h"
+#include "projection/JournalVerifier.h"
 #include "support/SimHarness.h"
 #include "wal/MemoryStorage.h"
 #include "wal/RecordCodec.h"
@@ -22,12 +21,14 @@ class HandMade {
   uint64_t add(wal::RecordType type, json body, uint32_t attempt = 1) {
     wal::Record r;
     r.type = type;
-    if (type != wal::RecordType::ControllerStarted) r.object = {"RayJob", "default", "job", "uid-1"};
+    if (type != wal::RecordType::ControllerStarted)
+      r.object = {"RayJob", "default", "job", "uid-1"};
     r.attempt = attempt;
     r.body = std::move(body);
     return journal->append(r, wal::Durability::Sync);
   }
-  uint64_t intent(const std::string& action, const std::string& target, json extra = json::object(), uint32_t attempt = 1) {
+  uint64_t intent(const std::string& action, const std::string& target, json extra = json::object(),
+                  uint32_t attempt = 1) {
     json body{{"action", action}, {"target", target}};
     body.update(extra);
     return add(wal::RecordType::Intent, body, attempt);
@@ -36,8 +37,12 @@ class HandMade {
     add(wal::RecordType::Outcome, {{"intent_seq", seq}, {"result", result}}, attempt);
   }
   void attemptStarted(int attempt) {
-    add(wal::RecordType::Observation, {{"observation", "AttemptStarted"}, {"attempt", attempt}, {"rayClusterName", "c" + std::to_string(attempt)},
-                                       {"jobId", "s" + std::to_string(attempt)}}, attempt);
+    add(wal::RecordType::Observation,
+        {{"observation", "AttemptStarted"},
+         {"attempt", attempt},
+         {"rayClusterName", "c" + std::to_string(attempt)},
+         {"jobId", "s" + std::to_string(attempt)}},
+        attempt);
   }
   std::vector<std::string> rules() {
     std::vector<std::string> out;
@@ -53,7 +58,8 @@ TEST(JournalVerifierTest, CleanHistoryPasses) {
   h.attemptStarted(1);
   h.outcome(h.intent("CreateRayCluster", "c1"), "ok");
   h.outcome(h.intent("SubmitRayJob", "s1"), "ok");
-  h.outcome(h.intent("WriteStatus", "job", {{"status", {{"jobDeploymentStatus", "Retrying"}}}}), "ok");
+  h.outcome(h.intent("WriteStatus", "job", {{"status", {{"jobDeploymentStatus", "Retrying"}}}}),
+            "ok");
   h.attemptStarted(2);
   EXPECT_TRUE(h.rules().empty());
 }
@@ -103,7 +109,9 @@ TEST(JournalVerifierTest, TamperedCheckpointIsAViolation) {
   EXPECT_TRUE(h.rules().empty());
   std::string tampered = state;
   tampered[tampered.size() / 2] ^= 1;
-  h.storage->write({{wal::Column::Checkpoints, wal::encodeSeqKey(cp), wal::encodeSeqKey(covers) + tampered}}, true);
+  h.storage->write(
+      {{wal::Column::Checkpoints, wal::encodeSeqKey(cp), wal::encodeSeqKey(covers) + tampered}},
+      true);
   EXPECT_EQ(h.rules(), std::vector<std::string>{"checkpoint-mismatch"});
 }
 

@@ -5,7 +5,8 @@
 namespace rayjournal::projection {
 namespace {
 
-wal::Record rec(uint64_t seq, wal::RecordType type, nlohmann::json body, const std::string& name = "job") {
+wal::Record rec(uint64_t seq, wal::RecordType type, nlohmann::json body,
+                const std::string& name = "job") {
   wal::Record r;
   r.seq = seq;
   r.timeMs = 1000 + int64_t(seq);
@@ -19,13 +20,22 @@ wal::Record rec(uint64_t seq, wal::RecordType type, nlohmann::json body, const s
 
 std::vector<wal::Record> history() {
   using wal::RecordType;
-  return {rec(1, RecordType::Observation, {{"observation", "AttemptStarted"}, {"attempt", 1}, {"incarnation", 1}, {"rayClusterName", "job-abcde"}, {"jobId", "job-fghjk"}}),
-          rec(2, RecordType::Intent, {{"action", "CreateRayCluster"}, {"target", "job-abcde"}}),
-          rec(3, RecordType::Outcome, {{"intent_seq", 2}, {"result", "ok"}}),
-          rec(4, RecordType::Intent, {{"action", "SubmitRayJob"}, {"target", "job-fghjk"}}),
-          rec(5, RecordType::Outcome, {{"intent_seq", 4}, {"result", "ok"}}),
-          rec(6, RecordType::Intent, {{"action", "WriteStatus"}, {"target", "job"}, {"status", {{"jobDeploymentStatus", "Running"}}}}),
-          rec(7, RecordType::Intent, {{"action", "CreateSubmitterJob"}, {"target", "other"}}, "other")};
+  return {
+      rec(1, RecordType::Observation,
+          {{"observation", "AttemptStarted"},
+           {"attempt", 1},
+           {"incarnation", 1},
+           {"rayClusterName", "job-abcde"},
+           {"jobId", "job-fghjk"}}),
+      rec(2, RecordType::Intent, {{"action", "CreateRayCluster"}, {"target", "job-abcde"}}),
+      rec(3, RecordType::Outcome, {{"intent_seq", 2}, {"result", "ok"}}),
+      rec(4, RecordType::Intent, {{"action", "SubmitRayJob"}, {"target", "job-fghjk"}}),
+      rec(5, RecordType::Outcome, {{"intent_seq", 4}, {"result", "ok"}}),
+      rec(6, RecordType::Intent,
+          {{"action", "WriteStatus"},
+           {"target", "job"},
+           {"status", {{"jobDeploymentStatus", "Running"}}}}),
+      rec(7, RecordType::Intent, {{"action", "CreateSubmitterJob"}, {"target", "other"}}, "other")};
 }
 
 TEST(ProjectionTest, SameRecordsGiveByteIdenticalCheckpoints) {

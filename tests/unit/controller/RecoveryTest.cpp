@@ -22,7 +22,8 @@ void crashAt(SimHarness& h, const std::string& action, bool beforeExecution) {
     });
   }
   h.executor->hook = [&](controller::Executor::Stage stage, const controller::Intent& i, uint64_t) {
-    if (stage == controller::Executor::Stage::Executed && !beforeExecution && controller::actionName(i.action) == action) {
+    if (stage == controller::Executor::Stage::Executed && !beforeExecution &&
+        controller::actionName(i.action) == action) {
       crashed = true;
       throw Crash();
     }
@@ -52,7 +53,8 @@ TEST(RecoveryTest, CreatedClusterWithoutOutcomeResolvesFoundAndIsAdopted) {
   EXPECT_EQ(h.rayjob("r1")["status"]["failed"], 0);
   bool resolved = false;
   for (const auto& r : h.records()) {
-    resolved = resolved || (r.type == wal::RecordType::Outcome && r.body.value("resolved_after_restart", "") == "found");
+    resolved = resolved || (r.type == wal::RecordType::Outcome &&
+                            r.body.value("resolved_after_restart", "") == "found");
   }
   EXPECT_TRUE(resolved);
 }

@@ -1,13 +1,14 @@
 // The simulated API server's semantics that the controller and the simulator rely on.
-#include "adapters/sim/SimKube.h"
-
 #include <gtest/gtest.h>
+
+#include "adapters/sim/SimKube.h"
 
 namespace rayjournal::sim {
 namespace {
 
 json object(const std::string& name, const json& owners = json::array()) {
-  return {{"metadata", {{"name", name}, {"namespace", "default"}, {"ownerReferences", owners}}}, {"spec", {{"x", 1}}}};
+  return {{"metadata", {{"name", name}, {"namespace", "default"}, {"ownerReferences", owners}}},
+          {"spec", {{"x", 1}}}};
 }
 
 TEST(SimKubeTest, CreateConflictAndGeneration) {
@@ -37,7 +38,10 @@ TEST(SimKubeTest, FinalizersHoldDeletionAndOwnersCascade) {
   json owner = object("owner");
   owner["metadata"]["finalizers"] = json::array({"f"});
   owner = kube.create("RayJob", owner);
-  kube.create("RayCluster", object("child", json::array({{{"kind", "RayJob"}, {"name", "owner"}, {"uid", owner["metadata"]["uid"]}, {"controller", true}}})));
+  kube.create("RayCluster", object("child", json::array({{{"kind", "RayJob"},
+                                                          {"name", "owner"},
+                                                          {"uid", owner["metadata"]["uid"]},
+                                                          {"controller", true}}})));
   kube.remove("RayJob", "default", "owner");
   auto held = kube.get("RayJob", "default", "owner");
   ASSERT_TRUE(held);
@@ -53,7 +57,9 @@ TEST(SimKubeTest, OrphanPropagationKeepsDependents) {
   ManualClock clock;
   SimKube kube(clock);
   json owner = kube.create("RayJob", object("owner"));
-  kube.create("RayCluster", object("child", json::array({{{"kind", "RayJob"}, {"name", "owner"}, {"uid", owner["metadata"]["uid"]}}})));
+  kube.create("RayCluster", object("child", json::array({{{"kind", "RayJob"},
+                                                          {"name", "owner"},
+                                                          {"uid", owner["metadata"]["uid"]}}})));
   kube.remove("RayJob", "default", "owner", kube::Propagation::Orphan);
   auto child = kube.get("RayCluster", "default", "child");
   ASSERT_TRUE(child);
@@ -64,7 +70,9 @@ TEST(SimKubeTest, LostResponseStillAppliesAndNotifiesWatchers) {
   ManualClock clock;
   SimKube kube(clock);
   int added = 0;
-  kube.watch("Pod", [&](kube::WatchEventType type, const json&) { added += type == kube::WatchEventType::Added; });
+  kube.watch("Pod", [&](kube::WatchEventType type, const json&) {
+    added += type == kube::WatchEventType::Added;
+  });
   kube.injectFault({"create", "Pod", 1, 504, "Timeout", true});
   EXPECT_THROW(kube.create("Pod", object("p")), kube::ApiError);
   EXPECT_TRUE(kube.get("Pod", "default", "p")) << "the write was applied";

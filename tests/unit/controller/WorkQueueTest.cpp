@@ -1,6 +1,6 @@
-#include "controller/WorkQueue.h"
-
 #include <gtest/gtest.h>
+
+#include "controller/WorkQueue.h"
 
 namespace rayjournal::controller {
 namespace {

@@ -1,14 +1,13 @@
 // Corruption injected into the files RocksDB keeps (and into record values): the journal must
 // refuse to open with an error naming the record or file, and salvage must keep the good prefix.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "support/TempDir.h"
 #include "wal/Journal.h"
@@ -27,7 +26,10 @@ Record observation(int i) {
   Record r;
   r.type = RecordType::Observation;
   r.object = {"RayJob", "default", "job-" + std::to_string(i % 7), "u"};
-  r.body = {{"observation", "RayStatus"}, {"status", "RUNNING"}, {"padding", std::string(200, 'p')}, {"i", i}};
+  r.body = {{"observation", "RayStatus"},
+            {"status", "RUNNING"},
+            {"padding", std::string(200, 'p')},
+            {"i", i}};
   return r;
 }
 
@@ -35,14 +37,17 @@ std::set<std::string> filesWithSuffix(const std::string& dir, const std::string&
   std::set<std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string p = e.path().string();
-    if (p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) out.insert(p);
+    if (p.size() >= suffix.size() &&
+        p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.insert(p);
   }
   return out;
 }
 
 std::string largest(const std::set<std::string>& files) {
-  return *std::max_element(files.begin(), files.end(),
-                           [](const auto& a, const auto& b) { return fs::file_size(a) < fs::file_size(b); });
+  return *std::max_element(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    return fs::file_size(a) < fs::file_size(b);
+  });
 }
 
 // Writes records 1..100 into one table file and 101..200 into a second; returns the second
@@ -57,7 +62,8 @@ std::string writeTwoTables(const std::string& dir) {
   storage.flushToFiles();
   auto after = filesWithSuffix(dir, ".sst");
   std::set<std::string> added;
-  std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::inserter(added, added.end()));
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                      std::inserter(added, added.end()));
   return largest(added);
 }
 

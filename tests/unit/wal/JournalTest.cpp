@@ -1,5 +1,3 @@
-#include "wal/Journal.h"
-
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +6,7 @@
 #include <thread>
 
 #include "support/TempDir.h"
+#include "wal/Journal.h"
 #include "wal/JournalError.h"
 #include "wal/MemoryStorage.h"
 
@@ -69,7 +68,8 @@ TEST(JournalTest, SeqContinuesAndEpochGrowsAcrossReopen) {
 TEST(JournalTest, PerObjectIterationSeesOnlyThatObject) {
   TempDir dir;
   auto journal = Journal::open(dir.path());
-  for (int i = 0; i < 30; ++i) journal->append(intent(i % 3 == 0 ? "a" : "ab", "x"), Durability::Lazy);
+  for (int i = 0; i < 30; ++i)
+    journal->append(intent(i % 3 == 0 ? "a" : "ab", "x"), Durability::Lazy);
   std::vector<uint64_t> seqs;
   journal->scanObject({"RayJob", "default", "a", ""}, 0, [&](const Record& r) {
     EXPECT_EQ(r.object.name, "a");
@@ -234,7 +234,7 @@ TEST(JournalTest, PruneDropsOldRecordsAndTheirIndexEntries) {
   auto journal = Journal::open(dir.path());
   for (int i = 0; i < 20; ++i) journal->append(intent(i % 2 ? "a" : "b", "x"), Durability::Lazy);
   EXPECT_THROW(journal->prune(10), JournalError);  // no checkpoint covers it yet
-  journal->writeCheckpoint(20, "s");                // seq 21
+  journal->writeCheckpoint(20, "s");               // seq 21
   journal->prune(15);
   EXPECT_EQ(journal->firstSeq(), 15u);
   EXPECT_FALSE(journal->get(14));

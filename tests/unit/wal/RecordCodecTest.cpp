@@ -1,8 +1,7 @@
-#include "wal/RecordCodec.h"
-
 #include <gtest/gtest.h>
 
 #include "wal/JournalError.h"
+#include "wal/RecordCodec.h"
 
 namespace rayjournal::wal {
 namespace {
