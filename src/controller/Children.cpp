@@ -112,6 +112,23 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
   return cluster;
 }
 
+// The optional `ray job submit` flags, in KubeRay's order (reference 3.3).
+static std::string submitFlags(const RayJob& job, const std::string& id) {
+  std::string flags;
+  if (!job.spec.runtimeEnvYAML.empty())
+    flags += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
+  if (!job.spec.metadata.empty())
+    flags += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
+  if (!id.empty()) flags += " --submission-id " + id;
+  if (job.spec.entrypointNumCpus > 0)
+    flags += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
+  if (job.spec.entrypointNumGpus > 0)
+    flags += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
+  if (!job.spec.entrypointResources.empty())
+    flags += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
+  return flags;
+}
+
 std::string buildSubmitCommand(const RayJob& job) {
   std::string addr = job.status.dashboardURL;
   if (addr.rfind("http://", 0) != 0) addr = "http://" + addr;
@@ -124,17 +141,7 @@ std::string buildSubmitCommand(const RayJob& job) {
       "Dashboard GCS to become healthy at " +
       addr + " ...\" ; sleep 2 ; done ; if ! ray job status --address " + addr + " " + id +
       " >/dev/null 2>&1 ; then ray job submit --address " + addr + " --no-wait";
-  if (!job.spec.runtimeEnvYAML.empty())
-    cmd += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
-  if (!job.spec.metadata.empty())
-    cmd += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
-  if (!id.empty()) cmd += " --submission-id " + id;
-  if (job.spec.entrypointNumCpus > 0)
-    cmd += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
-  if (job.spec.entrypointNumGpus > 0)
-    cmd += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
-  if (!job.spec.entrypointResources.empty())
-    cmd += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
+  cmd += submitFlags(job, id);
   std::string entrypoint = job.spec.entrypoint;
   entrypoint.erase(0, entrypoint.find_first_not_of(" \t\n"));
   entrypoint.erase(entrypoint.find_last_not_of(" \t\n") + 1);
@@ -151,17 +158,7 @@ std::string buildSidecarCommand(const RayJob& job, int dashboardPort) {
       "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray "
       "Dashboard GCS to become healthy at " +
       addr + " ...\" ; sleep 2 ; done ; ray job submit --address " + addr;
-  if (!job.spec.runtimeEnvYAML.empty())
-    cmd += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
-  if (!job.spec.metadata.empty())
-    cmd += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
-  cmd += " --submission-id " + job.status.jobId;
-  if (job.spec.entrypointNumCpus > 0)
-    cmd += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
-  if (job.spec.entrypointNumGpus > 0)
-    cmd += " --entrypoint-num-gpus " + formatFloat(job.spec.entrypointNumGpus);
-  if (!job.spec.entrypointResources.empty())
-    cmd += " --entrypoint-resources " + goQuote(job.spec.entrypointResources);
+  cmd += submitFlags(job, job.status.jobId);
   return cmd + " -- " + job.spec.entrypoint + " ;";
 }
 

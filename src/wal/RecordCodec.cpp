@@ -111,20 +111,8 @@ void verifyRecord(uint64_t seq, std::string_view value) {
 }
 
 Record decodeRecord(uint64_t seq, std::string_view value) {
-  if (value.size() < 5)
-    throw CorruptionError(seq, "truncated value (" + std::to_string(value.size()) + " bytes)");
-  uint8_t version = uint8_t(value[0]);
-  if (version > kRecordFormatVersion) {
-    throw JournalError("journal record seq " + std::to_string(seq) + " has format version " +
-                       std::to_string(version) + " but this build reads up to version " +
-                       std::to_string(kRecordFormatVersion) + "; upgrade rayjournal");
-  }
-  if (version == 0) throw CorruptionError(seq, "format version 0 is invalid");
-  Reader header(seq, value.substr(1, 4));
-  uint32_t stored = uint32_t(header.fixed(4));
+  verifyRecord(seq, value);
   std::string_view payload = value.substr(5);
-  if (crc32(payload) != stored) throw CorruptionError(seq, "checksum mismatch");
-
   Reader in(seq, payload);
   Record r;
   r.seq = seq;
