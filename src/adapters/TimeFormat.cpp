@@ -14,6 +14,13 @@ std::string toRfc3339(int64_t unixMs) {
   return buf;
 }
 
+std::string toRfc3339Micro(int64_t unixMs) {
+  std::string seconds = toRfc3339(unixMs);
+  char frac[16];
+  std::snprintf(frac, sizeof(frac), ".%03d000Z", int(((unixMs % 1000) + 1000) % 1000));
+  return seconds.substr(0, seconds.size() - 1) + frac;
+}
+
 std::optional<int64_t> parseRfc3339(const std::string& text) {
   struct tm tm {};
   int y, mo, d, h, mi, s;

@@ -225,7 +225,8 @@ void Executor::postEvent(const RayJob& job, const EventNote& note) {
                {"type", note.type},
                {"action", note.type == "Warning" ? "Validate" : "Reconcile"},
                {"reportingController", "rayjournal.io/rayjob-controller"},
-               {"eventTime", toRfc3339(clock_.nowMs())}};
+               {"reportingInstance", "rayjournal-operator"},
+               {"eventTime", toRfc3339Micro(clock_.nowMs())}};
     kube_.create("Event", event);
   } catch (const std::exception& e) {
     spdlog::warn("could not post event {} for RayJob {}: {}", note.reason, job.key(), e.what());

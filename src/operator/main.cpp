@@ -1,5 +1,5 @@
-// rayjournal-operator: the RayJob operator. With no --kubeconfig (and not in a pod) it runs
-// against the embedded simulated cluster.
+// rayjournal-operator: the RayJob operator. With --kubeconfig (or in a pod) it runs against
+// that Kubernetes cluster; otherwise against the embedded simulated cluster.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -7,13 +7,17 @@
 #include <cstdlib>
 
 #include "operator/EmbeddedRunner.h"
+#include "operator/KubeRunner.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "rayjournal-operator: an event-sourced Kubernetes operator for Ray jobs (KubeRay RayJob "
       "semantics)"};
   rayjournal::operator_::EmbeddedOptions options;
+  rayjournal::operator_::KubeOptions kubeOptions;
   std::string kubeconfig, logFormat = "text", logLevel = "info";
+  bool embedded = false;
+  int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000;
   int64_t requeueMs = 3000;
   app.add_option("--journal-dir", options.journalDir, "write-ahead journal directory (RocksDB)")
       ->capture_default_str();
@@ -38,7 +42,25 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-every", options.manager.checkpointEveryRecords,
                  "checkpoint every N journal records")
       ->capture_default_str();
-  app.add_option("--kubeconfig", kubeconfig, "run against a real cluster (not in this build yet)");
+  app.add_option("--kubeconfig", kubeconfig,
+                 "run against this Kubernetes cluster (default: in-cluster when in a pod, else "
+                 "the embedded simulated cluster)");
+  app.add_option("--context", kubeOptions.context, "kubeconfig context (default: current)");
+  app.add_flag("--embedded", embedded, "use the embedded simulated cluster even in a pod");
+  app.add_option("--kube-api-qps", kubeOptions.kube.qps, "client-side rate limit (<= 0: none)")
+      ->capture_default_str();
+  app.add_option("--kube-api-burst", kubeOptions.kube.burst, "client-side burst")
+      ->capture_default_str();
+  app.add_option("--kube-api-timeout-ms", kubeTimeoutMs, "timeout of each API request")
+      ->capture_default_str();
+  app.add_option("--ray-dashboard-address", kubeOptions.ray.dashboardOverride,
+                 "host:port of the Ray dashboard for every RayJob, instead of the head Service "
+                 "(out-of-cluster runs, tests)");
+  app.add_option("--ray-timeout-ms", rayTimeoutMs, "timeout of each Ray Jobs API request")
+      ->capture_default_str();
+  app.add_flag("!--no-raycluster-controller", kubeOptions.manageRayClusters,
+               "do not reconcile RayClusters (Pods, head Service, status): another operator "
+               "(KubeRay) does");
   app.add_option("--log-format", logFormat, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -54,19 +76,21 @@ int main(int argc, char** argv) {
     spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%v"})",
                         spdlog::pattern_time_type::utc);
   }
-  if (!kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST")) {
-    spdlog::error(
-        "a real Kubernetes cluster was requested (--kubeconfig or in-cluster), but the real "
-        "Kubernetes adapter "
-        "is not part of this build yet; run without --kubeconfig to use the embedded simulated "
-        "cluster");
-    return 2;
-  }
   options.manager.decide.requeueMs = requeueMs;
   if (const char* v = std::getenv("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES")) {
     std::string s(v);
     for (auto& ch : s) ch = char(std::tolower(ch));
     options.manager.decide.deleteRayJobAfterJobFinishes = s == "true";
+  }
+  if (!embedded && (!kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST"))) {
+    kubeOptions.kubeconfig = kubeconfig;
+    kubeOptions.journalDir = options.journalDir;
+    kubeOptions.salvageJournal = options.salvageJournal;
+    kubeOptions.manager = options.manager;
+    kubeOptions.kube.timeout = std::chrono::milliseconds(kubeTimeoutMs);
+    kubeOptions.ray.timeout = std::chrono::milliseconds(rayTimeoutMs);
+    if (const char* token = std::getenv("RAY_AUTH_TOKEN")) kubeOptions.ray.authToken = token;
+    return rayjournal::operator_::runAgainstKubernetes(kubeOptions);
   }
   return rayjournal::operator_::runEmbedded(options);
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds the e2e tier's real components into the git-ignored cache .cache/control-plane:
+#   bin/kube-apiserver, bin/kube-controller-manager, bin/kubectl  (k8s.io/kubernetes $K8S_VERSION)
+#   bin/etcd                                                      (go.etcd.io/etcd/server/v3 $ETCD_VERSION)
+#   ray-venv/                                                     (ray[default]==$RAY_VERSION from PyPI)
+# Each part is skipped when the cache already holds the pinned version, so a second run costs
+# seconds. Only the Go module proxy and PyPI are used (see shared/reference/real-control-plane.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+K8S_VERSION=${K8S_VERSION:-1.34.4}
+ETCD_VERSION=${ETCD_VERSION:-3.6.16}
+RAY_VERSION=${RAY_VERSION:-2.60.0}
+CACHE=${CONTROL_PLANE_CACHE:-$PWD/.cache/control-plane}
+mkdir -p "$CACHE/bin"
+log() { echo "build-control-plane: $*"; }
+command -v go >/dev/null || { log "needs Go >= 1.24 on PATH (the machine's Go toolchain)"; exit 1; }
+
+k8s_binaries_current() {
+  for b in kube-apiserver kube-controller-manager; do
+    [ -x "$CACHE/bin/$b" ] || return 1
+    "$CACHE/bin/$b" --version 2>/dev/null | grep -q "v$K8S_VERSION\$" || return 1
+  done
+  [ -x "$CACHE/bin/kubectl" ] && "$CACHE/bin/kubectl" version --client 2>/dev/null | grep -q "v$K8S_VERSION"
+}
+
+build_kubernetes() {
+  if k8s_binaries_current; then log "kubernetes v$K8S_VERSION cached"; return; fi
+  log "building kube-apiserver, kube-controller-manager, kubectl v$K8S_VERSION (cold: ~10-20 min)"
+  local staging_tag="v0.${K8S_VERSION#1.}" dir="$CACHE/k8sbin-$K8S_VERSION"
+  rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+  printf 'module local/k8sbin\n\ngo 1.24.0\n' >go.mod
+  # k8s.io/kubernetes replaces its staging modules with local directories; a wrapper module
+  # must replace them with their published v0.X.Y tags. The list comes from the tag's own go.mod.
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  local modules
+  modules=$(sed -n 's|^[[:space:]]*k8s.io/\([a-z0-9-]*\) => ./staging/src/k8s.io/.*|\1|p' "$gomod")
+  [ -n "$modules" ] || { log "no staging modules found in $gomod"; exit 1; }
+  for m in $modules; do go mod edit -replace="k8s.io/$m=k8s.io/$m@$staging_tag"; done
+  go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" \
+    "k8s.io/kubernetes/cmd/kube-controller-manager@v$K8S_VERSION" \
+    "k8s.io/kubernetes/cmd/kubectl@v$K8S_VERSION"
+  local minor ldflags="-s -w"
+  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+  for kv in "gitVersion=v$K8S_VERSION" gitMajor=1 "gitMinor=$minor" gitTreeState=clean; do
+    ldflags="$ldflags -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
+  done
+  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$CACHE/bin/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kubectl
+  cd - >/dev/null
+}
+
+build_etcd() {
+  if [ -x "$CACHE/bin/etcd" ] && "$CACHE/bin/etcd" --version 2>/dev/null | grep -q "etcd Version: $ETCD_VERSION\$"; then
+    log "etcd $ETCD_VERSION cached"; return
+  fi
+  log "building etcd $ETCD_VERSION"
+  local dir="$CACHE/etcdbin-$ETCD_VERSION"
+  rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+  printf 'module local/etcdbin\n\ngo 1.24.0\n' >go.mod
+  go get -tool "go.etcd.io/etcd/server/v3@v$ETCD_VERSION"
+  CGO_ENABLED=0 go build -trimpath -o "$CACHE/bin/etcd" go.etcd.io/etcd/server/v3
+  cd - >/dev/null
+}
+
+install_ray() {
+  local venv="$CACHE/ray-venv"
+  if [ -x "$venv/bin/ray" ] && "$venv/bin/python" -c "import ray,sys; sys.exit(ray.__version__ != '$RAY_VERSION')" 2>/dev/null; then
+    log "ray $RAY_VERSION cached"; return
+  fi
+  log "installing ray[default]==$RAY_VERSION into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "ray[default]==$RAY_VERSION"
+}
+
+parts=${1:-all}
+case "$parts" in
+  all) build_etcd; build_kubernetes; install_ray ;;
+  kubernetes) build_kubernetes ;;
+  etcd) build_etcd ;;
+  ray) install_ray ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|ray]" >&2; exit 2 ;;
+esac
+log "done: $(ls "$CACHE/bin" | tr '\n' ' ')"

@@ -1,0 +1,302 @@
+#include "adapters/http/HttpClient.h"
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <optional>
+
+namespace rayjournal::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+
+struct Url {
+  bool tls = false;
+  std::string host, port;
+};
+
+Url parseUrl(const std::string& url) {
+  Url u;
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    u.tls = true;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    rest = url;
+  }
+  rest = rest.substr(0, rest.find('/'));
+  if (rest.empty()) throw HttpError("invalid server address '" + url + "'");
+  auto colon = rest.rfind(':');
+  if (rest.front() == '[') {  // [ipv6]:port
+    auto close = rest.find(']');
+    u.host = rest.substr(1, close - 1);
+    u.port = close + 1 < rest.size() ? rest.substr(close + 2) : "";
+  } else if (colon != std::string::npos) {
+    u.host = rest.substr(0, colon);
+    u.port = rest.substr(colon + 1);
+  } else {
+    u.host = rest;
+  }
+  if (u.port.empty()) u.port = u.tls ? "443" : "80";
+  return u;
+}
+
+bool isIpAddress(const std::string& host) {
+  beast::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+// Runs one asynchronous operation to completion on the connection's own io_context.
+template <class Start>
+beast::error_code runOne(asio::io_context& ioc, Start&& start) {
+  std::optional<beast::error_code> result;
+  start([&](beast::error_code ec, auto&&...) { result = ec; });
+  ioc.restart();
+  while (!result && ioc.run_one() > 0) {
+  }
+  return result.value_or(asio::error::operation_aborted);
+}
+
+}  // namespace
+
+struct HttpClient::TlsContext {
+  asio::ssl::context ctx{asio::ssl::context::tls_client};
+};
+
+class HttpClient::Connection {
+ public:
+  asio::io_context ioc;
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> secure;
+  beast::flat_buffer buffer;
+
+  beast::tcp_stream& tcp() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
+  template <class F>
+  auto withStream(F&& f) {
+    return secure ? f(*secure) : f(*plain);
+  }
+  void close() {
+    beast::error_code ec;
+    tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp().socket().close(ec);
+  }
+};
+
+HttpClient::HttpClient(const std::string& baseUrl, TlsConfig tls,
+                       std::chrono::milliseconds timeout)
+    : baseUrl_(baseUrl), timeout_(timeout) {
+  Url u = parseUrl(baseUrl);
+  host_ = u.host;
+  port_ = u.port;
+  tls_ = u.tls;
+  if (!tls_) return;
+  tlsContext_ = std::make_unique<TlsContext>();
+  auto& ctx = tlsContext_->ctx;
+  try {
+    if (tls.insecureSkipVerify) {
+      ctx.set_verify_mode(asio::ssl::verify_none);
+    } else {
+      ctx.set_verify_mode(asio::ssl::verify_peer);
+      if (tls.caPem.empty())
+        ctx.set_default_verify_paths();
+      else
+        ctx.add_certificate_authority(asio::buffer(tls.caPem));
+    }
+    if (!tls.certPem.empty()) {
+      ctx.use_certificate_chain(asio::buffer(tls.certPem));
+      ctx.use_private_key(asio::buffer(tls.keyPem), asio::ssl::context::pem);
+    }
+  } catch (const std::exception& e) {
+    throw HttpError("TLS configuration for " + baseUrl + " is unusable: " + e.what());
+  }
+}
+
+HttpClient::~HttpClient() = default;
+
+std::unique_ptr<HttpClient::Connection> HttpClient::take() {
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  auto c = std::make_unique<Connection>();
+  if (tls_) {
+    c->secure = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(c->ioc, tlsContext_->ctx);
+  } else {
+    c->plain = std::make_unique<beast::tcp_stream>(c->ioc);
+  }
+  auto fail = [&](const std::string& what, const beast::error_code& ec) {
+    throw HttpError("cannot reach " + baseUrl_ + ": " + what + ": " + ec.message());
+  };
+  tcp::resolver resolver(c->ioc);
+  beast::error_code ec;
+  auto endpoints = resolver.resolve(host_, port_, ec);
+  if (ec) fail("resolving " + host_, ec);
+  c->tcp().expires_after(timeout_);
+  ec = runOne(c->ioc, [&](auto handler) { c->tcp().async_connect(endpoints, handler); });
+  if (ec) fail("connect", ec);
+  if (c->secure) {
+    SSL* ssl = c->secure->native_handle();
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    if (isIpAddress(host_)) {
+      X509_VERIFY_PARAM_set1_ip_asc(param, host_.c_str());
+    } else {
+      SSL_set_tlsext_host_name(ssl, host_.c_str());
+      X509_VERIFY_PARAM_set1_host(param, host_.c_str(), 0);
+    }
+    ec = runOne(c->ioc, [&](auto handler) {
+      c->secure->async_handshake(asio::ssl::stream_base::client, handler);
+    });
+    if (ec) fail("TLS handshake", ec);
+  }
+  return c;
+}
+
+void HttpClient::give(std::unique_ptr<Connection> connection) {
+  std::lock_guard lock(mu_);
+  if (idle_.size() < 16) idle_.push_back(std::move(connection));
+}
+
+HttpResponse HttpClient::exchange(Connection& c, const std::string& method,
+                                  const std::string& target, const std::string& body,
+                                  const Headers& headers, bool& sentNothing) {
+  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
+  req.set(bhttp::field::host, host_);
+  req.set(bhttp::field::user_agent, "rayjournal");
+  for (const auto& [k, v] : headers) req.set(k, v);
+  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
+    req.body() = body;
+    req.prepare_payload();
+  }
+  c.tcp().expires_after(timeout_);
+  sentNothing = true;
+  auto ec = runOne(c.ioc, [&](auto handler) {
+    c.withStream([&](auto& s) { bhttp::async_write(s, req, handler); });
+  });
+  if (ec) throw HttpError("cannot reach " + baseUrl_ + ": sending " + method + ": " + ec.message());
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(boost::none);
+  ec = runOne(c.ioc, [&](auto handler) {
+    c.withStream([&](auto& s) { bhttp::async_read(s, c.buffer, parser, handler); });
+  });
+  if (ec) {
+    sentNothing = !parser.got_some();
+    throw HttpError("no answer from " + baseUrl_ + " to " + method + " " + target + ": " +
+                    ec.message());
+  }
+  sentNothing = false;
+  auto& res = parser.get();
+  HttpResponse out;
+  out.status = int(res.result_int());
+  out.body = std::move(res.body());
+  for (const auto& field : res) {
+    std::string name(field.name_string());
+    for (auto& ch : name) ch = char(std::tolower(ch));
+    out.headers[name] = std::string(field.value());
+  }
+  if (!res.keep_alive()) c.close();
+  return out;
+}
+
+HttpResponse HttpClient::request(const std::string& method, const std::string& target,
+                                 const std::string& body, const Headers& headers) {
+  for (int attempt = 0;; ++attempt) {
+    auto c = take();
+    bool reused = c->tcp().socket().is_open() && attempt == 0;
+    bool sentNothing = false;
+    try {
+      HttpResponse res = exchange(*c, method, target, body, headers, sentNothing);
+      if (c->tcp().socket().is_open()) give(std::move(c));
+      return res;
+    } catch (const HttpError&) {
+      c->close();
+      // A keep-alive connection the server had already closed: retry once, fresh.
+      if (!(reused && sentNothing && attempt == 0)) throw;
+    }
+  }
+}
+
+int HttpClient::stream(const std::string& target, const Headers& headers,
+                       const std::function<bool(const std::string&)>& onLine,
+                       std::chrono::milliseconds idleTimeout, std::string* errorBody) {
+  auto c = take();
+  {
+    std::lock_guard lock(mu_);
+    if (streamsCancelled_) return 0;
+    streaming_.insert(c.get());
+  }
+  struct Unregister {
+    HttpClient* self;
+    Connection* c;
+    ~Unregister() {
+      std::lock_guard lock(self->mu_);
+      self->streaming_.erase(c);
+    }
+  } unregister{this, c.get()};
+  bhttp::request<bhttp::empty_body> req{bhttp::verb::get, target, 11};
+  req.set(bhttp::field::host, host_);
+  req.set(bhttp::field::user_agent, "rayjournal");
+  for (const auto& [k, v] : headers) req.set(k, v);
+  c->tcp().expires_after(timeout_);
+  auto ec = runOne(c->ioc, [&](auto handler) {
+    c->withStream([&](auto& s) { bhttp::async_write(s, req, handler); });
+  });
+  if (ec) throw HttpError("cannot reach " + baseUrl_ + ": watch " + target + ": " + ec.message());
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(boost::none);
+  ec = runOne(c->ioc, [&](auto handler) {
+    c->withStream([&](auto& s) { bhttp::async_read_header(s, c->buffer, parser, handler); });
+  });
+  if (ec) throw HttpError("no answer from " + baseUrl_ + " to watch " + target + ": " + ec.message());
+  int status = int(parser.get().result_int());
+  if (status < 200 || status >= 300) {
+    c->tcp().expires_after(timeout_);
+    runOne(c->ioc, [&](auto handler) {
+      c->withStream([&](auto& s) { bhttp::async_read(s, c->buffer, parser, handler); });
+    });
+    if (errorBody) *errorBody = parser.get().body();
+    return status;
+  }
+  size_t consumed = 0;
+  while (!parser.is_done()) {
+    c->tcp().expires_after(idleTimeout);
+    ec = runOne(c->ioc, [&](auto handler) {
+      c->withStream([&](auto& s) { bhttp::async_read_some(s, c->buffer, parser, handler); });
+    });
+    std::string& text = parser.get().body();
+    for (size_t nl; (nl = text.find('\n', consumed)) != std::string::npos; consumed = nl + 1) {
+      if (nl > consumed && !onLine(text.substr(consumed, nl - consumed))) return status;
+    }
+    if (consumed > 0) {
+      text.erase(0, consumed);
+      consumed = 0;
+    }
+    if (ec) break;  // closed, timed out, or cancelled: the caller resumes from its position
+  }
+  return status;
+}
+
+void HttpClient::cancelStreams() {
+  std::lock_guard lock(mu_);
+  streamsCancelled_ = true;
+  for (Connection* c : streaming_) {
+    asio::post(c->ioc, [c] { c->close(); });
+  }
+}
+
+}  // namespace rayjournal::http

@@ -1,0 +1,83 @@
+// A small HTTP/1.1 client over Boost.Beast, with TLS (OpenSSL) and keep-alive connection reuse,
+// for the Kubernetes API server and the Ray dashboard.
+// Guarantees: the server certificate is verified against the configured CA and the host name
+// or IP address (unless insecure); every operation is bounded by the timeout; a request that
+// failed on a reused idle connection before any byte of the answer arrived is retried once on a
+// fresh connection. Thread-safe: each call takes its own connection from the pool.
+// Blocking: request() until the answer or the timeout; stream() until the body ends, the
+// callback returns false, or cancelStreams() is called.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rayjournal::http {
+
+// The server could not be reached, or the connection broke; the message names the server.
+class HttpError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TlsConfig {
+  std::string caPem;    // empty: the system's default CA paths
+  std::string certPem;  // client certificate (optional)
+  std::string keyPem;
+  bool insecureSkipVerify = false;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;  // lower-case names
+};
+
+using Headers = std::map<std::string, std::string>;
+
+class HttpClient {
+ public:
+  // baseUrl: http://host:port or https://host:port (a path suffix is ignored).
+  HttpClient(const std::string& baseUrl, TlsConfig tls, std::chrono::milliseconds timeout);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  HttpResponse request(const std::string& method, const std::string& target,
+                       const std::string& body = "", const Headers& headers = {});
+  // Streams a response body line by line (a Kubernetes watch). Returns the status; on a
+  // non-2xx status the body is not streamed but returned in errorBody. idleTimeout bounds the
+  // wait for each new piece of the body.
+  int stream(const std::string& target, const Headers& headers,
+             const std::function<bool(const std::string& line)>& onLine,
+             std::chrono::milliseconds idleTimeout, std::string* errorBody = nullptr);
+  // Ends every stream() in progress and any later one (they return as if the server closed).
+  void cancelStreams();
+  const std::string& baseUrl() const { return baseUrl_; }
+
+ private:
+  class Connection;
+  std::unique_ptr<Connection> take();
+  void give(std::unique_ptr<Connection> connection);
+  HttpResponse exchange(Connection& c, const std::string& method, const std::string& target,
+                        const std::string& body, const Headers& headers, bool& sentNothing);
+
+  std::string baseUrl_, host_, port_;
+  bool tls_;
+  struct TlsContext;
+  std::unique_ptr<TlsContext> tlsContext_;
+  std::chrono::milliseconds timeout_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  std::set<Connection*> streaming_;
+  bool streamsCancelled_ = false;
+};
+
+}  // namespace rayjournal::http

@@ -1,0 +1,346 @@
+#include "adapters/kube/KubeRestClient.h"
+
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace rayjournal::kube {
+namespace {
+
+struct Resource {
+  const char* prefix;  // "/api/v1" or "/apis/GROUP/VERSION"
+  const char* plural;
+};
+
+const std::map<std::string, Resource>& resources() {
+  static const std::map<std::string, Resource> table{
+      {"RayJob", {"/apis/ray.io/v1", "rayjobs"}},
+      {"RayCluster", {"/apis/ray.io/v1", "rayclusters"}},
+      {"Job", {"/apis/batch/v1", "jobs"}},
+      {"Pod", {"/api/v1", "pods"}},
+      {"Service", {"/api/v1", "services"}},
+      {"Event", {"/apis/events.k8s.io/v1", "events"}},
+      {"Lease", {"/apis/coordination.k8s.io/v1", "leases"}},
+      {"ConfigMap", {"/api/v1", "configmaps"}},
+  };
+  return table;
+}
+
+std::string percentEncode(const std::string& text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char ch : text) {
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~' || ch == '/') {
+      out += char(ch);
+    } else {
+      out += '%';
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    }
+  }
+  return out;
+}
+
+std::string selectorOf(const std::map<std::string, std::string>& labels) {
+  std::string s;
+  for (const auto& [k, v] : labels) s += (s.empty() ? "" : ",") + k + "=" + v;
+  return s;
+}
+
+const char* propagationName(Propagation p) {
+  switch (p) {
+    case Propagation::Foreground:
+      return "Foreground";
+    case Propagation::Orphan:
+      return "Orphan";
+    default:
+      return "Background";
+  }
+}
+
+std::string objectKey(const json& o) {
+  return o["metadata"].value("namespace", "") + "/" + o["metadata"].value("name", "");
+}
+
+}  // namespace
+
+std::string resourcePath(const std::string& kind, const std::string& ns, const std::string& name,
+                         const std::string& subresource) {
+  auto it = resources().find(kind);
+  if (it == resources().end()) throw ApiError(400, "BadRequest", "unknown kind " + kind);
+  std::string path = it->second.prefix;
+  if (!ns.empty()) path += "/namespaces/" + ns;
+  path += std::string("/") + it->second.plural;
+  if (!name.empty()) path += "/" + name;
+  if (!subresource.empty()) path += "/" + subresource;
+  return path;
+}
+
+KubeRestClient::KubeRestClient(KubeConfig config, KubeRestOptions options)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      http_(config_.server, config_.tls, options_.timeout),
+      watchHttp_(config_.server, config_.tls, options_.timeout),
+      limiter_(options_.qps, options_.burst),
+      token_(config_.token) {}
+
+KubeRestClient::~KubeRestClient() {
+  stopWatches();
+}
+
+http::Headers KubeRestClient::authHeaders() {
+  std::lock_guard lock(tokenMu_);
+  auto now = std::chrono::steady_clock::now();
+  // Projected service account tokens rotate; re-read the file every minute.
+  if (!config_.tokenFile.empty() && now - tokenReadAt_ > std::chrono::seconds(60)) {
+    std::ifstream in(config_.tokenFile);
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string t = s.str();
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    if (!t.empty()) token_ = t;
+    tokenReadAt_ = now;
+  }
+  http::Headers h{{"Accept", "application/json"}};
+  if (!token_.empty()) h["Authorization"] = "Bearer " + token_;
+  return h;
+}
+
+http::HttpResponse KubeRestClient::call(const std::string& method, const std::string& path,
+                                        const std::string& body, const std::string& contentType) {
+  const bool read = method == "GET";
+  for (int attempt = 0;; ++attempt) {
+    limiter_.acquire();
+    http::Headers headers = authHeaders();
+    if (!body.empty()) headers["Content-Type"] = contentType;
+    http::HttpResponse res;
+    try {
+      res = http_.request(method, path, body, headers);
+    } catch (const http::HttpError& e) {
+      if (read && attempt < 2 && !sleepUnlessStopped(std::chrono::milliseconds(200 << attempt)))
+        continue;
+      throw ApiError(0, "Unreachable", e.what());
+    }
+    bool retry = res.status == 429 || (read && res.status >= 500);
+    if (retry && attempt < 4) {
+      int64_t waitMs = 100 << attempt;
+      if (auto it = res.headers.find("retry-after"); it != res.headers.end()) {
+        waitMs = std::max<int64_t>(waitMs, std::atoll(it->second.c_str()) * 1000);
+      }
+      spdlog::debug("{} {}: {} from the API server; retrying in {} ms", method, path, res.status,
+                    waitMs);
+      if (!sleepUnlessStopped(std::chrono::milliseconds(std::min<int64_t>(waitMs, 10000))))
+        continue;
+    }
+    return res;
+  }
+}
+
+json KubeRestClient::callJson(const std::string& method, const std::string& path,
+                              const std::string& body, const std::string& contentType) {
+  http::HttpResponse res = call(method, path, body, contentType);
+  json doc = json::parse(res.body, nullptr, false);
+  if (res.status >= 200 && res.status < 300) {
+    if (doc.is_discarded())
+      throw ApiError(res.status, "InvalidResponse",
+                     method + " " + path + ": the API server's answer is not JSON");
+    return doc;
+  }
+  std::string reason = doc.is_object() ? doc.value("reason", "") : "";
+  std::string message = doc.is_object() ? doc.value("message", "") : res.body.substr(0, 200);
+  if (reason.empty()) reason = "HTTP" + std::to_string(res.status);
+  throw ApiError(res.status, reason,
+                 method + " " + path + " on " + config_.server + ": " + std::to_string(res.status) +
+                     " " + reason + ": " + message);
+}
+
+std::optional<json> KubeRestClient::get(const std::string& kind, const std::string& ns,
+                                        const std::string& name) {
+  try {
+    return callJson("GET", resourcePath(kind, ns, name));
+  } catch (const ApiError& e) {
+    if (e.notFound()) return std::nullopt;
+    throw;
+  }
+}
+
+std::vector<json> KubeRestClient::list(const std::string& kind, const std::string& ns,
+                                       const std::map<std::string, std::string>& labels) {
+  std::string path = resourcePath(kind, ns);
+  if (!labels.empty()) path += "?labelSelector=" + percentEncode(selectorOf(labels));
+  json doc = callJson("GET", path);
+  std::vector<json> items;
+  for (auto& item : doc["items"]) {
+    // Items of a list carry no kind/apiVersion; add them so they look like a GET.
+    item["kind"] = kind;
+    if (doc.contains("apiVersion")) item["apiVersion"] = doc["apiVersion"];
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+json KubeRestClient::create(const std::string& kind, const json& object) {
+  std::string ns = object["metadata"].value("namespace", config_.defaultNamespace);
+  return callJson("POST",
+                  resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager),
+                  object.dump());
+}
+
+json KubeRestClient::update(const std::string& kind, const json& object) {
+  const auto& m = object["metadata"];
+  return callJson("PUT",
+                  resourcePath(kind, m.value("namespace", config_.defaultNamespace),
+                               m.value("name", "")) +
+                      "?fieldManager=" + percentEncode(options_.fieldManager),
+                  object.dump());
+}
+
+json KubeRestClient::updateStatus(const std::string& kind, const json& object) {
+  const auto& m = object["metadata"];
+  return callJson("PUT",
+                  resourcePath(kind, m.value("namespace", config_.defaultNamespace),
+                               m.value("name", ""), "status") +
+                      "?fieldManager=" + percentEncode(options_.fieldManager),
+                  object.dump());
+}
+
+void KubeRestClient::remove(const std::string& kind, const std::string& ns,
+                            const std::string& name, Propagation propagation) {
+  json options{{"kind", "DeleteOptions"},
+               {"apiVersion", "v1"},
+               {"propagationPolicy", propagationName(propagation)}};
+  callJson("DELETE", resourcePath(kind, ns, name), options.dump());
+}
+
+json KubeRestClient::mergePatch(const std::string& kind, const std::string& ns,
+                                const std::string& name, const json& patch,
+                                const std::string& subresource) {
+  return callJson("PATCH",
+                  resourcePath(kind, ns, name, subresource) +
+                      "?fieldManager=" + percentEncode(options_.fieldManager),
+                  patch.dump(), "application/merge-patch+json");
+}
+
+std::string KubeRestClient::serverVersion() {
+  return callJson("GET", "/version").value("gitVersion", "unknown");
+}
+
+bool KubeRestClient::sleepUnlessStopped(std::chrono::milliseconds d) {
+  std::unique_lock lock(stopMu_);
+  return stopCv_.wait_for(lock, d, [this] { return stopping_.load(); });
+}
+
+void KubeRestClient::watch(const std::string& kind, WatchCallback callback) {
+  watchers_.emplace_back([this, kind, callback] { watchLoop(kind, callback); });
+}
+
+std::string KubeRestClient::relist(const std::string& kind, std::map<std::string, json>& known,
+                                   const WatchCallback& callback) {
+  std::string path = resourcePath(kind, "");
+  if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
+    path += "?labelSelector=" + percentEncode(it->second);
+  json doc = callJson("GET", path);
+  std::map<std::string, json> now;
+  for (auto& item : doc["items"]) {
+    item["kind"] = kind;
+    item["apiVersion"] = doc.value("apiVersion", "");
+    now[objectKey(item)] = item;
+  }
+  for (const auto& [key, old] : known) {
+    if (!now.count(key)) callback(WatchEventType::Deleted, old);
+  }
+  for (const auto& [key, item] : now) {
+    auto it = known.find(key);
+    if (it == known.end()) {
+      callback(WatchEventType::Added, item);
+    } else if (it->second["metadata"].value("resourceVersion", "") !=
+               item["metadata"].value("resourceVersion", "")) {
+      callback(WatchEventType::Modified, item);
+    }
+  }
+  known = std::move(now);
+  return doc["metadata"].value("resourceVersion", "");
+}
+
+void KubeRestClient::watchLoop(std::string kind, WatchCallback callback) {
+  std::map<std::string, json> known;
+  std::string resourceVersion;
+  int failures = 0;
+  std::string selector;
+  if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
+    selector = "&labelSelector=" + percentEncode(it->second);
+  while (!stopping_) {
+    try {
+      if (resourceVersion.empty()) resourceVersion = relist(kind, known, callback);
+      std::string target = resourcePath(kind, "") +
+                           "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
+                           std::to_string(options_.watchTimeoutSeconds) +
+                           "&resourceVersion=" + resourceVersion + selector;
+      bool gone = false;
+      std::string errorBody;
+      limiter_.acquire();
+      int status = watchHttp_.stream(
+          target, authHeaders(),
+          [&](const std::string& line) {
+            json event = json::parse(line, nullptr, false);
+            if (!event.is_object() || stopping_) return !stopping_;
+            std::string type = event.value("type", "");
+            json& o = event["object"];
+            if (type == "ERROR") {
+              gone = o.value("code", 0) == 410;
+              if (!gone) spdlog::warn("watch {}: {}", kind, o.value("message", line));
+              return false;
+            }
+            std::string rv = o["metadata"].value("resourceVersion", "");
+            if (!rv.empty()) resourceVersion = rv;
+            if (type == "BOOKMARK") return true;
+            o["kind"] = kind;
+            std::string key = objectKey(o);
+            if (type == "DELETED") {
+              known.erase(key);
+              callback(WatchEventType::Deleted, o);
+            } else {
+              bool added = !known.count(key);
+              known[key] = o;
+              callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
+            }
+            failures = 0;
+            return true;
+          },
+          std::chrono::seconds(options_.watchTimeoutSeconds + 30), &errorBody);
+      if (status == 410) gone = true;
+      if (gone) {
+        spdlog::info("watch {}: resourceVersion {} is too old (410 Gone); relisting", kind,
+                     resourceVersion);
+        resourceVersion.clear();
+      } else if (status != 200) {
+        throw ApiError(status, "WatchFailed",
+                       "watch " + kind + " on " + config_.server + ": " + std::to_string(status) +
+                           " " + errorBody.substr(0, 200));
+      }
+    } catch (const std::exception& e) {
+      if (stopping_) break;
+      auto backoff = std::chrono::milliseconds(std::min(5000, 200 << std::min(failures, 5)));
+      ++failures;
+      spdlog::warn("watch {}: {}; retrying in {} ms", kind, e.what(), backoff.count());
+      if (sleepUnlessStopped(backoff)) break;
+      // After a failure the resourceVersion may be unusable; the next stream will say 410.
+    }
+  }
+}
+
+void KubeRestClient::stopWatches() {
+  {
+    std::lock_guard lock(stopMu_);
+    if (stopping_.exchange(true) && watchers_.empty()) return;
+  }
+  stopCv_.notify_all();
+  watchHttp_.cancelStreams();
+  for (auto& t : watchers_) {
+    if (t.joinable()) t.join();
+  }
+  watchers_.clear();
+}
+
+}  // namespace rayjournal::kube

@@ -1,0 +1,47 @@
+// The RayJobsClient over the real Ray Jobs REST API of a dashboard (http://host:8265).
+// The dashboard argument of each call is the address from the RayJob's status
+// ("<svc>.<ns>.svc.cluster.local:8265"); dashboardOverride replaces it for every call (tests and
+// out-of-cluster runs reach the head at 127.0.0.1:8265). "already exists" on submit is
+// recognised by Ray's text whatever the status code (Ray answers 500 for it).
+// Thread-safe; calls block until Ray answers or the timeout passes.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "adapters/http/HttpClient.h"
+#include "adapters/ray/RayJobsClient.h"
+
+namespace rayjournal::ray {
+
+struct RayHttpOptions {
+  std::string dashboardOverride;  // host:port; empty: use the address given
+  std::string authToken;          // Ray >= 2.52 token auth (Authorization: Bearer)
+  std::chrono::milliseconds timeout{5000};
+};
+
+class RayHttpClient : public RayJobsClient {
+ public:
+  explicit RayHttpClient(RayHttpOptions options) : options_(std::move(options)) {}
+
+  std::optional<JobInfo> getJob(const std::string& dashboard,
+                                const std::string& submissionId) override;
+  SubmitResult submit(const std::string& dashboard, const SubmitRequest& request) override;
+  bool stop(const std::string& dashboard, const std::string& submissionId) override;
+  // GET /api/version: the Ray version string.
+  std::string version(const std::string& dashboard);
+  std::string logs(const std::string& dashboard, const std::string& submissionId);
+
+ private:
+  http::HttpResponse call(const std::string& dashboard, const std::string& method,
+                          const std::string& target, const std::string& body = "");
+  http::HttpClient& clientFor(const std::string& dashboard);
+
+  RayHttpOptions options_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<http::HttpClient>> clients_;
+};
+
+}  // namespace rayjournal::ray

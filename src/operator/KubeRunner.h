@@ -1,0 +1,29 @@
+// Runs the operator against a real Kubernetes API server and real Ray dashboards: opens the
+// journal, checks the API server answers (a clear error naming the server otherwise), recovers,
+// starts the RayJob manager and (unless disabled) the RayCluster controller, and runs until
+// SIGTERM/SIGINT, then stops the workers, checkpoints and closes the journal. Blocking.
+#pragma once
+
+#include <string>
+
+#include "adapters/kube/KubeRestClient.h"
+#include "adapters/ray/RayHttpClient.h"
+#include "controller/Manager.h"
+
+namespace rayjournal::operator_ {
+
+struct KubeOptions {
+  std::string kubeconfig;  // empty: in-cluster, or $KUBECONFIG / ~/.kube/config
+  std::string context;
+  std::string journalDir = "./rayjournal-data/journal";
+  bool salvageJournal = false;
+  bool manageRayClusters = true;
+  kube::KubeRestOptions kube;
+  ray::RayHttpOptions ray;
+  controller::ManagerOptions manager;
+};
+
+// Returns the process exit code.
+int runAgainstKubernetes(const KubeOptions& options);
+
+}  // namespace rayjournal::operator_

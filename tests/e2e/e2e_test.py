@@ -1,0 +1,259 @@
+"""e2e tier: the operator against a real kube-apiserver + etcd + kube-controller-manager and a
+real Ray head (see harness.py). Usage: e2e_test.py OPERATOR REPLAY REPO_ROOT
+Runs every scenario on one control plane and one Ray head, each in its own namespace."""
+
+import os
+import random
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import ControlPlane, FakeKubelet, Process, RayHead, run, wait_until  # noqa: E402
+
+OPERATOR, REPLAY, ROOT = sys.argv[1:4]
+CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
+HEAD_IMAGE = "rayproject/ray:2.60.0"
+OK_ENTRYPOINT = "python -c \"import ray; ray.init(); print('e2e-ok')\""
+
+
+def rayjob(ns, name, entrypoint=OK_ENTRYPOINT, mode="K8sJobMode", **spec):
+    body = {
+        "entrypoint": entrypoint,
+        "submissionMode": mode,
+        "shutdownAfterJobFinishes": False,
+        "rayClusterSpec": {
+            "rayVersion": "2.60.0",
+            "headGroupSpec": {"rayStartParams": {}, "template": {"spec": {"containers": [{
+                "name": "ray-head", "image": HEAD_IMAGE,
+                "ports": [{"containerPort": 8265, "name": "dashboard"}]}]}}},
+            "workerGroupSpecs": [{"groupName": "small", "replicas": 1, "minReplicas": 1,
+                                  "maxReplicas": 1, "rayStartParams": {},
+                                  "template": {"spec": {"containers": [{
+                                      "name": "ray-worker", "image": HEAD_IMAGE}]}}}],
+        },
+    }
+    body.update(spec)
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": name, "namespace": ns}, "spec": body}
+
+
+class E2E(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="rje2e-")
+        cls.logs = os.path.join(cls.work, "logs")
+        os.makedirs(cls.logs)
+        cls.cp = ControlPlane(CACHE, os.path.join(cls.work, "cp"))
+        cls.ray = None
+        cls.kubelet = None
+        try:
+            started = time.monotonic()
+            cls.cp.start()
+            cls.kube = cls.cp.kube
+            cls.cp.kubectl("apply", "-f", os.path.join(ROOT, "deploy/crds"))
+            wait_until("CRDs served", lambda: cls.kube.list("RayJob") is not None, 60, 0.5)
+            print(f"control plane up in {time.monotonic() - started:.1f}s", file=sys.stderr)
+            started = time.monotonic()
+            cls.ray = RayHead(os.path.join(CACHE, "ray-venv"), cls.logs).start()
+            print(f"Ray head up in {time.monotonic() - started:.1f}s", file=sys.stderr)
+            cls.kubelet = FakeKubelet(cls.kube, cls.ray, cls.logs)
+            cls.kubelet.start()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.kubelet:
+            cls.kubelet.stop()
+        if cls.ray:
+            cls.ray.stop()
+        cls.cp.stop()
+        if os.environ.get("E2E_KEEP") != "1":
+            run(["rm", "-rf", cls.work])
+        else:
+            print(f"e2e work dir kept: {cls.work}", file=sys.stderr)
+
+    def setUp(self):
+        self.ns = self.id().split(".")[-1].replace("_", "-")[:40]
+        self.kube.create_namespace(self.ns)
+        self.journal = os.path.join(self.work, "journal-" + self.ns)
+        self.operators = []
+
+    def tearDown(self):
+        for op in self.operators:
+            op.stop()
+        failed = any(e for _, e in (self._outcome.result.errors + self._outcome.result.failures)
+                     if _ is self)
+        if failed:
+            for op in self.operators:
+                print(f"--- {op.name} log (tail) ---\n{op.log()[-6000:]}", file=sys.stderr)
+
+    def start_operator(self, *extra):
+        op = Process(f"operator-{self.ns}-{len(self.operators)}", [
+            OPERATOR, f"--kubeconfig={self.cp.kubeconfig}", f"--journal-dir={self.journal}",
+            f"--ray-dashboard-address={self.ray.address}", "--requeue-ms=500",
+            "--log-level=debug", *extra], self.logs).start()
+        self.operators.append(op)
+        return op
+
+    def status(self, name):
+        job = self.kube.get("RayJob", self.ns, name)
+        return (job or {}).get("status", {})
+
+    def wait_status(self, name, deployment, timeout=180):
+        def reached():
+            s = self.status(name)
+            if s.get("jobDeploymentStatus") == deployment:
+                return s
+            return None
+        return wait_until(f"RayJob {self.ns}/{name} {deployment} (now {self.status(name)})",
+                          reached, timeout, 0.3)
+
+    def ray_submissions(self, name):
+        return [j for j in self.ray.jobs()
+                if (j.get("submission_id") or "").startswith(name)]
+
+    def verify_journal(self):
+        out = run([REPLAY, "verify", "--journal", self.journal])
+        self.assertIn("ok", out.stdout.lower())
+
+    # --- scenarios ---
+
+    def test_k8sjob_mode_success(self):
+        self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "pi"))
+        s = self.wait_status("pi", "Complete")
+        self.assertEqual(s["jobStatus"], "SUCCEEDED")
+        cluster = self.kube.get("RayCluster", self.ns, s["rayClusterName"])
+        self.assertEqual(cluster["status"]["state"], "ready")
+        self.assertIsNotNone(self.kube.get("Pod", self.ns, s["rayClusterName"] + "-head"))
+        self.assertIsNotNone(self.kube.get("Service", self.ns, s["rayClusterName"] + "-head-svc"))
+        submitter = self.kube.get("Job", self.ns, "pi")
+        self.assertIsNotNone(submitter, "the submitter Job exists")
+        subs = self.ray_submissions(s["jobId"])
+        self.assertEqual(len(subs), 1, subs)
+        self.assertEqual(subs[0]["status"], "SUCCEEDED")
+        _, logs = self.ray.request("GET", f"/api/jobs/{s['jobId']}/logs")
+        self.assertIn("e2e-ok", logs)
+        self.verify_journal()
+
+    def test_http_mode_success(self):
+        self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "web", mode="HTTPMode"))
+        s = self.wait_status("web", "Complete")
+        self.assertEqual(s["jobStatus"], "SUCCEEDED")
+        self.assertIsNone(self.kube.get("Job", self.ns, "web"), "HTTPMode has no submitter Job")
+        self.assertEqual(len(self.ray_submissions(s["jobId"])), 1)
+        self.verify_journal()
+
+    def test_failure_with_backoff_limit_retries(self):
+        self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "flaky", mode="HTTPMode",
+                                          entrypoint="python -c 'import sys; sys.exit(3)'",
+                                          backoffLimit=1))
+        s = self.wait_status("flaky", "Failed", 240)
+        self.assertEqual(s["jobStatus"], "FAILED")
+        self.assertEqual(s.get("failed"), 2, s)
+        # Each attempt has its own submission in the real Ray, and its own RayCluster.
+        ids = {j["submission_id"] for j in self.ray.jobs()
+               if (j.get("metadata") or {}).get("rayjournal.io/rayjob", "") == "flaky"
+               or (j.get("submission_id") or "").startswith("flaky")}
+        self.assertEqual(len(ids), 2, ids)
+        self.verify_journal()
+
+    def test_suspend_then_resume(self):
+        self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "pause", mode="HTTPMode",
+                                          entrypoint="sleep 600"))
+        s = self.wait_status("pause", "Running")
+        first_cluster = s["rayClusterName"]
+        wait_until("Ray job RUNNING",
+                   lambda: (self.ray.job(s["jobId"]) or {}).get("status") == "RUNNING", 120, 0.5)
+        self.kube.patch("RayJob", self.ns, "pause", {"spec": {"suspend": True}})
+        self.wait_status("pause", "Suspended")
+        wait_until("the RayCluster deleted",
+                   lambda: self.kube.get("RayCluster", self.ns, first_cluster) is None, 60)
+        self.assertEqual(self.ray.job(s["jobId"])["status"], "STOPPED")
+        self.kube.patch("RayJob", self.ns, "pause",
+                        {"spec": {"suspend": False, "entrypoint": "echo resumed"}})
+        s2 = self.wait_status("pause", "Complete")
+        self.assertEqual(s2["jobStatus"], "SUCCEEDED")
+        self.verify_journal()
+
+    def test_deletion_stops_running_ray_job(self):
+        self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "doomed", mode="HTTPMode",
+                                          entrypoint="sleep 600"))
+        s = self.wait_status("doomed", "Running")
+        wait_until("Ray job RUNNING",
+                   lambda: (self.ray.job(s["jobId"]) or {}).get("status") == "RUNNING", 120, 0.5)
+        job = self.kube.get("RayJob", self.ns, "doomed")
+        self.assertIn("ray.io/rayjob-finalizer", job["metadata"].get("finalizers", []))
+        self.kube.delete("RayJob", self.ns, "doomed")
+        wait_until("RayJob gone", lambda: self.kube.get("RayJob", self.ns, "doomed") is None, 90)
+        wait_until("Ray job STOPPED",
+                   lambda: self.ray.job(s["jobId"])["status"] == "STOPPED", 60, 0.5)
+
+    def test_kill9_during_runs_no_duplicates(self):
+        names = ["k1", "k2", "h1", "h2"]
+        for n in names:
+            mode = "HTTPMode" if n.startswith("h") else "K8sJobMode"
+            self.kube.create("RayJob", rayjob(self.ns, n, mode=mode,
+                                              entrypoint="sleep 3 && echo done"))
+        rng = random.Random(7)
+        op = self.start_operator()
+        for _ in range(4):
+            time.sleep(rng.uniform(0.5, 2.5))  # kill at arbitrary points of the run
+            op.kill9()
+            op = self.start_operator()
+        for n in names:
+            s = self.wait_status(n, "Complete", 240)
+            self.assertEqual(s["jobStatus"], "SUCCEEDED", (n, s))
+            self.assertEqual(s.get("failed", 0), 0, "no extra attempt")
+            self.assertEqual(len(self.ray_submissions(s["jobId"])), 1, "one Ray submission")
+            clusters = self.kube.list("RayCluster", self.ns,
+                                      f"ray.io/originated-from-cr-name={n}")
+            self.assertEqual(len(clusters), 1, [c["metadata"]["name"] for c in clusters])
+        all_subs = [j for j in self.ray.jobs()
+                    if any((j.get("submission_id") or "").startswith(n) for n in names)]
+        self.assertEqual(len(all_subs), len(names), [j["submission_id"] for j in all_subs])
+        self.verify_journal()
+
+    def test_watch_survives_apiserver_restart(self):
+        self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "steady", mode="HTTPMode",
+                                          entrypoint="sleep 4 && echo steady"))
+        self.wait_status("steady", "Running")
+        self.cp.restart_apiserver()
+        # A RayJob created after the restart is only seen through a re-established watch.
+        self.kube.create("RayJob", rayjob(self.ns, "after", mode="HTTPMode"))
+        self.assertEqual(self.wait_status("steady", "Complete")["jobStatus"], "SUCCEEDED")
+        self.assertEqual(self.wait_status("after", "Complete")["jobStatus"], "SUCCEEDED")
+        self.verify_journal()
+
+    def test_conflict_from_concurrent_writer(self):
+        self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "contested", mode="HTTPMode",
+                                          entrypoint="sleep 3 && echo ok"))
+        # Another writer keeps changing the object while the operator writes its status: every
+        # operator write with the older resourceVersion gets 409 and must be decided again.
+        deadline = time.monotonic() + 20
+        n = 0
+        while time.monotonic() < deadline:
+            if self.status("contested").get("jobDeploymentStatus") == "Complete":
+                break
+            self.kube.patch("RayJob", self.ns, "contested",
+                            {"metadata": {"annotations": {"e2e/touch": str(n)}}})
+            n += 1
+            time.sleep(0.05)
+        s = self.wait_status("contested", "Complete")
+        self.assertEqual(s["jobStatus"], "SUCCEEDED")
+        self.assertEqual(len(self.ray_submissions(s["jobId"])), 1)
+        self.verify_journal()
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"] + sys.argv[4:])

@@ -1,0 +1,473 @@
+"""The e2e tier's real components on 127.0.0.1: etcd, kube-apiserver, kube-controller-manager
+(built by scripts/build-control-plane.sh), a real Ray head from the PyPI virtualenv, a fake
+kubelet, and the operator under test. Everything binds loopback on free ports and is torn down
+by stop(), whatever happened. Standard library only."""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(what, predicate, timeout, interval=0.2):
+    """Polls predicate until it returns a truthy value; raises with `what` on timeout."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as e:  # noqa: BLE001 - kept for the timeout message
+            last_error = e
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}" +
+                       (f" (last error: {last_error})" if last_error else ""))
+
+
+def run(cmd, **kwargs):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
+
+
+class ApiError(Exception):
+    def __init__(self, status, body):
+        super().__init__(f"{status}: {body[:300]}")
+        self.status = status
+
+
+class Kube:
+    """A minimal Kubernetes REST client for the tests (client-certificate auth)."""
+
+    PATHS = {
+        "RayJob": ("/apis/ray.io/v1", "rayjobs"),
+        "RayCluster": ("/apis/ray.io/v1", "rayclusters"),
+        "Job": ("/apis/batch/v1", "jobs"),
+        "Pod": ("/api/v1", "pods"),
+        "Service": ("/api/v1", "services"),
+        "Namespace": ("/api/v1", "namespaces"),
+        "Event": ("/apis/events.k8s.io/v1", "events"),
+        "Lease": ("/apis/coordination.k8s.io/v1", "leases"),
+    }
+
+    def __init__(self, port, ca, cert, key):
+        self.port = port
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.ctx.load_cert_chain(cert, key)
+        self.local = threading.local()
+
+    def path(self, kind, ns=None, name=None, sub=None, query=None):
+        prefix, plural = self.PATHS[kind]
+        p = prefix + (f"/namespaces/{ns}" if ns and kind != "Namespace" else "") + "/" + plural
+        if name:
+            p += "/" + name
+        if sub:
+            p += "/" + sub
+        if query:
+            p += "?" + urllib.parse.urlencode(query)
+        return p
+
+    def request(self, method, path, body=None, content_type="application/json", raw=False):
+        for attempt in range(2):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx,
+                                                   timeout=30)
+                self.local.conn = conn
+            try:
+                headers = {"Accept": "application/json"}
+                data = None
+                if body is not None:
+                    data = json.dumps(body).encode()
+                    headers["Content-Type"] = content_type
+                conn.request(method, path, body=data, headers=headers)
+                res = conn.getresponse()
+                text = res.read().decode()
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                self.local.conn = None
+                if attempt == 1:
+                    raise
+                continue
+            if res.status >= 300:
+                raise ApiError(res.status, text)
+            if raw:
+                return text
+            return json.loads(text) if text else {}
+
+    def get(self, kind, ns, name):
+        try:
+            return self.request("GET", self.path(kind, ns, name))
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+
+    def list(self, kind, ns=None, selector=None):
+        q = {"labelSelector": selector} if selector else None
+        return self.request("GET", self.path(kind, ns, query=q))["items"]
+
+    def create(self, kind, obj):
+        return self.request("POST", self.path(kind, obj["metadata"].get("namespace")), obj)
+
+    def patch(self, kind, ns, name, patch, sub=None):
+        return self.request("PATCH", self.path(kind, ns, name, sub), patch,
+                            "application/merge-patch+json")
+
+    def update_status(self, kind, obj):
+        m = obj["metadata"]
+        return self.request("PUT", self.path(kind, m["namespace"], m["name"], "status"), obj)
+
+    def delete(self, kind, ns, name, grace=None):
+        body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
+        if grace is not None:
+            body["gracePeriodSeconds"] = grace
+        try:
+            return self.request("DELETE", self.path(kind, ns, name), body)
+        except ApiError as e:
+            if e.status != 404:
+                raise
+
+    def create_namespace(self, name):
+        self.create("Namespace", {"apiVersion": "v1", "kind": "Namespace",
+                                  "metadata": {"name": name}})
+
+
+class Process:
+    """A child process in its own process group, its output in a log file."""
+
+    def __init__(self, name, cmd, log_dir, env=None):
+        self.name = name
+        self.cmd = cmd
+        self.log_path = os.path.join(log_dir, name + ".log")
+        self.env = env
+        self.proc = None
+
+    def start(self):
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=subprocess.STDOUT,
+                                     env=self.env, start_new_session=True)
+        log.close()
+        return self
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill9(self):
+        if self.alive():
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self, timeout=20):
+        if not self.alive():
+            return
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill9()
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+
+class ControlPlane:
+    """etcd + kube-apiserver + kube-controller-manager on 127.0.0.1."""
+
+    def __init__(self, cache, workdir):
+        self.bin = os.path.join(cache, "bin")
+        self.dir = workdir
+        self.procs = {}
+        self.etcd_port, self.peer_port, self.api_port = free_port(), free_port(), free_port()
+
+    def certs(self):
+        d = self.dir
+        run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+             "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.crt", "-subj", "/CN=rayjournal-e2e-ca"])
+
+        def sign(name, subj, ext):
+            run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/{name}.key",
+                 "-out", f"{d}/{name}.csr", "-subj", subj])
+            with open(f"{d}/{name}.ext", "w") as f:
+                f.write(ext)
+            run(["openssl", "x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/ca.crt",
+                 "-CAkey", f"{d}/ca.key", "-CAcreateserial", "-days", "2",
+                 "-out", f"{d}/{name}.crt", "-extfile", f"{d}/{name}.ext"])
+
+        sign("server", "/CN=kube-apiserver",
+             "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+        sign("admin", "/CN=admin/O=system:masters", "extendedKeyUsage=clientAuth\n")
+        run(["openssl", "genrsa", "-out", f"{d}/sa.key", "2048"])
+        run(["openssl", "rsa", "-in", f"{d}/sa.key", "-pubout", "-out", f"{d}/sa.pub"])
+        self.kubeconfig = f"{d}/admin.kubeconfig"
+        with open(self.kubeconfig, "w") as f:
+            f.write(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: https://127.0.0.1:{self.api_port}
+    certificate-authority: ca.crt
+users:
+- name: admin
+  user:
+    client-certificate: admin.crt
+    client-key: admin.key
+contexts:
+- name: e2e
+  context: {{cluster: e2e, user: admin}}
+current-context: e2e
+""")
+
+    def start_etcd(self):
+        d = self.dir
+        self.procs["etcd"] = Process("etcd", [
+            f"{self.bin}/etcd", "--data-dir", f"{d}/etcd", "--name", "e2e",
+            "--listen-client-urls", f"http://127.0.0.1:{self.etcd_port}",
+            "--advertise-client-urls", f"http://127.0.0.1:{self.etcd_port}",
+            "--listen-peer-urls", f"http://127.0.0.1:{self.peer_port}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.peer_port}",
+            "--initial-cluster", f"e2e=http://127.0.0.1:{self.peer_port}",
+            "--unsafe-no-fsync"], d).start()
+
+    def start_apiserver(self):
+        d = self.dir
+        self.procs["kube-apiserver"] = Process("kube-apiserver", [
+            f"{self.bin}/kube-apiserver", f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
+            "--bind-address=127.0.0.1", f"--secure-port={self.api_port}",
+            f"--tls-cert-file={d}/server.crt", f"--tls-private-key-file={d}/server.key",
+            f"--client-ca-file={d}/ca.crt", "--authorization-mode=RBAC",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            f"--service-account-issuer=https://127.0.0.1:{self.api_port}",
+            f"--service-account-key-file={d}/sa.pub",
+            f"--service-account-signing-key-file={d}/sa.key",
+            "--allow-privileged=true", "--disable-admission-plugins=ServiceAccount",
+            "--endpoint-reconciler-type=none"], d).start()
+        wait_until("kube-apiserver /readyz", self.ready, 120, 0.5)
+
+    def ready(self):
+        try:
+            return self.kube.request("GET", "/readyz", raw=True) == "ok"
+        except (ApiError, OSError, ValueError):
+            return False
+
+    def start(self):
+        os.makedirs(self.dir, exist_ok=True)
+        self.certs()
+        self.kube = Kube(self.api_port, f"{self.dir}/ca.crt", f"{self.dir}/admin.crt",
+                         f"{self.dir}/admin.key")
+        self.start_etcd()
+        self.start_apiserver()
+        self.procs["kube-controller-manager"] = Process("kube-controller-manager", [
+            f"{self.bin}/kube-controller-manager", f"--kubeconfig={self.kubeconfig}",
+            "--leader-elect=false",
+            "--controllers=garbagecollector,job,namespace,ttl-after-finished",
+            "--use-service-account-credentials=false", "--secure-port=0",
+            f"--root-ca-file={self.dir}/ca.crt", "--kube-api-qps=200", "--kube-api-burst=400"],
+            self.dir).start()
+
+    def kubectl(self, *args):
+        return run([f"{self.bin}/kubectl", f"--kubeconfig={self.kubeconfig}", *args]).stdout
+
+    def restart_apiserver(self):
+        self.procs["kube-apiserver"].stop()
+        self.start_apiserver()
+
+    def stop(self):
+        for name in ["kube-controller-manager", "kube-apiserver", "etcd"]:
+            if name in self.procs:
+                self.procs[name].stop()
+
+
+class RayHead:
+    """A real Ray head from the virtualenv, on loopback, in its own temp dir."""
+
+    def __init__(self, venv, log_dir):
+        self.venv = venv
+        self.log_dir = log_dir
+        self.temp = tempfile.mkdtemp(prefix="rjray")
+        self.dashboard_port = free_port()
+        self.proc = None
+
+    def env(self):
+        env = dict(os.environ)
+        env["PATH"] = f"{self.venv}/bin:" + env["PATH"]
+        env["RAY_USAGE_STATS_ENABLED"] = "0"
+        env.pop("RAY_ADDRESS", None)
+        return env
+
+    def start(self):
+        ports = [free_port() for _ in range(4)]
+        worker_base = 20000 + (os.getpid() % 200) * 100
+        self.proc = Process("ray-head", [
+            f"{self.venv}/bin/ray", "start", "--head", "--block", "--disable-usage-stats",
+            "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
+            f"--dashboard-port={self.dashboard_port}", "--include-dashboard=true",
+            f"--port={ports[0]}", f"--dashboard-agent-listen-port={ports[1]}",
+            f"--ray-client-server-port={ports[2]}", f"--metrics-export-port={ports[3]}",
+            f"--min-worker-port={worker_base}", f"--max-worker-port={worker_base + 99}",
+            "--num-cpus=2", "--object-store-memory=200000000", f"--temp-dir={self.temp}"],
+            self.log_dir, env=self.env()).start()
+        wait_until("Ray dashboard /api/version", lambda: self.request("GET", "/api/version")[0] == 200,
+                   180, 1)
+        probe = f"probe-{os.getpid()}"
+
+        def probe_submitted():
+            status, body = self.request("POST", "/api/jobs/", {"entrypoint": "true",
+                                                               "submission_id": probe})
+            return status == 200 or "already exists" in body
+
+        wait_until("Ray accepting jobs", probe_submitted, 180, 1)
+        wait_until("Ray probe job SUCCEEDED", lambda: self.job(probe)["status"] == "SUCCEEDED",
+                   180, 1)
+        return self
+
+    @property
+    def address(self):
+        return f"127.0.0.1:{self.dashboard_port}"
+
+    def request(self, method, path, body=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.dashboard_port, timeout=30)
+        try:
+            data = json.dumps(body).encode() if body is not None else None
+            conn.request(method, path, body=data,
+                         headers={"Content-Type": "application/json"} if data else {})
+            res = conn.getresponse()
+            return res.status, res.read().decode()
+        finally:
+            conn.close()
+
+    def job(self, submission_id):
+        status, body = self.request("GET", f"/api/jobs/{submission_id}")
+        return json.loads(body) if status == 200 else None
+
+    def jobs(self):
+        status, body = self.request("GET", "/api/jobs/")
+        assert status == 200, body
+        return json.loads(body)
+
+    def stop(self):
+        if self.proc:
+            self.proc.stop(60)
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+
+class FakeKubelet(threading.Thread):
+    """Plays the kubelet: Pods of Ray clusters become Running and Ready; a submitter Job's Pod
+    runs its container command on this machine against the real Ray head (the dashboard
+    address rewritten to loopback), then Succeeded or Failed with the exit code; Pods being
+    deleted are removed once their process is gone."""
+
+    def __init__(self, kube, ray_head, log_dir):
+        super().__init__(daemon=True)
+        self.kube = kube
+        self.ray = ray_head
+        self.log_dir = log_dir
+        self.running = {}  # (ns, name) -> Popen
+        self.stopping = threading.Event()
+        self.errors = []
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                for pod in self.kube.list("Pod"):
+                    self.sync(pod)
+                self.reap()
+            except Exception as e:  # noqa: BLE001 - the API server may be restarting
+                self.errors.append(str(e))
+            self.stopping.wait(0.25)
+
+    def sync(self, pod):
+        m = pod["metadata"]
+        key = (m["namespace"], m["name"])
+        phase = pod.get("status", {}).get("phase", "Pending")
+        if m.get("deletionTimestamp"):
+            proc = self.running.pop(key, None)
+            if proc and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            self.kube.delete("Pod", key[0], key[1], grace=0)
+            return
+        if phase != "Pending":
+            return
+        owner_kinds = {r.get("kind") for r in m.get("ownerReferences", [])}
+        if "Job" in owner_kinds:
+            self.start_container(pod)
+        else:
+            self.set_status(pod, "Running", ready=True)
+
+    def start_container(self, pod):
+        m = pod["metadata"]
+        c = pod["spec"]["containers"][0]
+        env = self.ray.env()
+        dashboard = ""
+        for e in c.get("env", []):
+            if "value" in e:
+                env[e["name"]] = e["value"]
+            if e["name"] == "RAY_DASHBOARD_ADDRESS":
+                dashboard = e["value"]
+        cmd = list(c.get("command", [])) + list(c.get("args", []))
+        if dashboard:
+            cmd = [part.replace(dashboard, self.ray.address) for part in cmd]
+        env["RAY_DASHBOARD_ADDRESS"] = self.ray.address
+        log = open(os.path.join(self.log_dir, f"pod-{m['namespace']}-{m['name']}.log"), "ab")
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+        log.close()
+        self.running[(m["namespace"], m["name"])] = proc
+        self.set_status(pod, "Running", ready=True)
+
+    def reap(self):
+        for key, proc in list(self.running.items()):
+            code = proc.poll()
+            if code is None:
+                continue
+            del self.running[key]
+            pod = self.kube.get("Pod", *key)
+            if pod and not pod["metadata"].get("deletionTimestamp"):
+                self.set_status(pod, "Succeeded" if code == 0 else "Failed", ready=False,
+                                exit_code=code)
+
+    def set_status(self, pod, phase, ready, exit_code=None):
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        name = pod["spec"]["containers"][0]["name"]
+        if exit_code is None:
+            state = {"running": {"startedAt": now}}
+        else:
+            state = {"terminated": {"exitCode": exit_code, "startedAt": now, "finishedAt": now,
+                                    "reason": "Completed" if exit_code == 0 else "Error"}}
+        pod["status"] = {
+            "phase": phase, "podIP": "10.0.0.2", "hostIP": "10.0.0.1", "startTime": now,
+            "conditions": [{"type": t, "status": "True" if ready else "False",
+                            "lastTransitionTime": now}
+                           for t in ("Initialized", "PodScheduled", "ContainersReady", "Ready")],
+            "containerStatuses": [{"name": name, "ready": ready, "restartCount": 0,
+                                   "image": pod["spec"]["containers"][0].get("image", ""),
+                                   "imageID": "", "state": state}]}
+        try:
+            self.kube.update_status("Pod", pod)
+        except ApiError as e:
+            if e.status not in (404, 409):
+                raise
+
+    def stop(self):
+        self.stopping.set()
+        self.join(10)
+        for proc in self.running.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
