@@ -166,8 +166,9 @@ class E2E(unittest.TestCase):
 
     def test_suspend_then_resume(self):
         self.start_operator()
+        # Suspending needs shutdownAfterJobFinishes (KubeRay's validation rule).
         self.kube.create("RayJob", rayjob(self.ns, "pause", mode="HTTPMode",
-                                          entrypoint="sleep 600"))
+                                          entrypoint="sleep 600", shutdownAfterJobFinishes=True))
         s = self.wait_status("pause", "Running")
         first_cluster = s["rayClusterName"]
         wait_until("Ray job RUNNING",
@@ -176,7 +177,9 @@ class E2E(unittest.TestCase):
         self.wait_status("pause", "Suspended")
         wait_until("the RayCluster deleted",
                    lambda: self.kube.get("RayCluster", self.ns, first_cluster) is None, 60)
-        self.assertEqual(self.ray.job(s["jobId"])["status"], "STOPPED")
+        # Ray acknowledged the stop; its supervisor ends the job asynchronously.
+        wait_until("the Ray job STOPPED",
+                   lambda: self.ray.job(s["jobId"])["status"] == "STOPPED", 60, 0.5)
         self.kube.patch("RayJob", self.ns, "pause",
                         {"spec": {"suspend": False, "entrypoint": "echo resumed"}})
         s2 = self.wait_status("pause", "Complete")
