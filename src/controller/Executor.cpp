@@ -41,6 +41,11 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
     if (!result.ok) {
       outcome["result"] = "abandoned";
       outcome["detail"] = "an earlier intent of the same decision failed";
+    } else if (mayAct && !mayAct()) {
+      outcome["result"] = "abandoned";
+      outcome["detail"] = "this process is no longer the leader";
+      result.ok = false;
+      result.error = actionName(intent.action) + " " + intent.target + ": not the leader";
     } else {
       try {
         if (hook) hook(Stage::IntentDurable, intent, intentSeq);

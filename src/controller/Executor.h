@@ -35,6 +35,8 @@ class Executor {
   // Simulation hook at the journal boundaries of each intent; a crash simulation throws from it.
   enum class Stage { IntentDurable, Executed, OutcomeJournaled };
   std::function<void(Stage, const Intent&, uint64_t intentSeq)> hook;
+  // When set and false, no intent is executed (journaled as abandoned): leadership was lost.
+  std::function<bool()> mayAct;
 
  private:
   // Returns the outcome result ("ok", "adopted", "already_done"); throws on failure.

@@ -1,12 +1,15 @@
 // Runs the operator against a real Kubernetes API server and real Ray dashboards: opens the
 // journal, checks the API server answers (a clear error naming the server otherwise), recovers,
 // starts the RayJob manager and (unless disabled) the RayCluster controller, and runs until
-// SIGTERM/SIGINT, then stops the workers, checkpoints and closes the journal. Blocking.
+// SIGTERM/SIGINT, then stops the workers, checkpoints and closes the journal. With leader
+// election it first waits for the Lease; losing it stops every side effect at once (the
+// executor's gate) and ends the process with exit code 1. Blocking.
 #pragma once
 
 #include <string>
 
 #include "adapters/kube/KubeRestClient.h"
+#include "adapters/kube/LeaderElector.h"
 #include "adapters/ray/RayHttpClient.h"
 #include "controller/Manager.h"
 
@@ -18,6 +21,8 @@ struct KubeOptions {
   std::string journalDir = "./rayjournal-data/journal";
   bool salvageJournal = false;
   bool manageRayClusters = true;
+  bool leaderElect = false;
+  kube::LeaderElectionOptions leader;
   kube::KubeRestOptions kube;
   ray::RayHttpOptions ray;
   controller::ManagerOptions manager;

@@ -58,6 +58,18 @@ int main(int argc, char** argv) {
                  "(out-of-cluster runs, tests)");
   app.add_option("--ray-timeout-ms", rayTimeoutMs, "timeout of each Ray Jobs API request")
       ->capture_default_str();
+  double leaseS = 15, renewS = 10, retryS = 2;
+  app.add_flag("--leader-elect", kubeOptions.leaderElect,
+               "hold a coordination.k8s.io/v1 Lease before acting (run several replicas safely)");
+  app.add_option("--leader-elect-namespace", kubeOptions.leader.ns,
+                 "namespace of the Lease (default: the pod's / kubeconfig context's namespace)");
+  app.add_option("--leader-elect-id", kubeOptions.leader.name, "name of the Lease")
+      ->capture_default_str();
+  app.add_option("--leader-elect-identity", kubeOptions.leader.identity,
+                 "this candidate's identity (default: hostname_pid)");
+  app.add_option("--leader-elect-lease-duration", leaseS, "seconds")->capture_default_str();
+  app.add_option("--leader-elect-renew-deadline", renewS, "seconds")->capture_default_str();
+  app.add_option("--leader-elect-retry-period", retryS, "seconds")->capture_default_str();
   app.add_flag("!--no-raycluster-controller", kubeOptions.manageRayClusters,
                "do not reconcile RayClusters (Pods, head Service, status): another operator "
                "(KubeRay) does");
@@ -88,6 +100,13 @@ int main(int argc, char** argv) {
     kubeOptions.salvageJournal = options.salvageJournal;
     kubeOptions.manager = options.manager;
     kubeOptions.kube.timeout = std::chrono::milliseconds(kubeTimeoutMs);
+    kubeOptions.leader.leaseDuration = std::chrono::milliseconds(int64_t(leaseS * 1000));
+    kubeOptions.leader.renewDeadline = std::chrono::milliseconds(int64_t(renewS * 1000));
+    kubeOptions.leader.retryPeriod = std::chrono::milliseconds(int64_t(retryS * 1000));
+    if (renewS >= leaseS || retryS >= renewS) {
+      spdlog::error("leader election needs retry period < renew deadline < lease duration");
+      return 2;
+    }
     kubeOptions.ray.timeout = std::chrono::milliseconds(rayTimeoutMs);
     if (const char* token = std::getenv("RAY_AUTH_TOKEN")) kubeOptions.ray.authToken = token;
     return rayjournal::operator_::runAgainstKubernetes(kubeOptions);

@@ -91,9 +91,10 @@ class E2E(unittest.TestCase):
             for op in self.operators:
                 print(f"--- {op.name} log (tail) ---\n{op.log()[-6000:]}", file=sys.stderr)
 
-    def start_operator(self, *extra):
+    def start_operator(self, *extra, journal=None):
         op = Process(f"operator-{self.ns}-{len(self.operators)}", [
-            OPERATOR, f"--kubeconfig={self.cp.kubeconfig}", f"--journal-dir={self.journal}",
+            OPERATOR, f"--kubeconfig={self.cp.kubeconfig}",
+            f"--journal-dir={journal or self.journal}",
             f"--ray-dashboard-address={self.ray.address}", "--requeue-ms=500",
             "--log-level=debug", *extra], self.logs).start()
         self.operators.append(op)
@@ -116,8 +117,8 @@ class E2E(unittest.TestCase):
         return [j for j in self.ray.jobs()
                 if (j.get("submission_id") or "").startswith(name)]
 
-    def verify_journal(self):
-        out = run([REPLAY, "verify", "--journal", self.journal])
+    def verify_journal(self, journal=None):
+        out = run([REPLAY, "verify", "--journal", journal or self.journal])
         self.assertIn("ok", out.stdout.lower())
 
     # --- scenarios ---
@@ -256,6 +257,39 @@ class E2E(unittest.TestCase):
         self.assertEqual(s["jobStatus"], "SUCCEEDED")
         self.assertEqual(len(self.ray_submissions(s["jobId"])), 1)
         self.verify_journal()
+
+    def test_leader_election_handover(self):
+        lease_flags = ["--leader-elect", f"--leader-elect-namespace={self.ns}",
+                       "--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3",
+                       "--leader-elect-retry-period=1"]
+        journal_a, journal_b = self.journal + "-a", self.journal + "-b"
+        a = self.start_operator(*lease_flags, "--leader-elect-identity=a", journal=journal_a)
+
+        def holder():
+            lease = self.kube.get("Lease", self.ns, "rayjournal-operator")
+            return (lease or {}).get("spec", {}).get("holderIdentity")
+
+        wait_until("a holds the Lease", lambda: holder() == "a", 30)
+        b = self.start_operator(*lease_flags, "--leader-elect-identity=b", journal=journal_b)
+        wait_until("b waiting for the Lease", lambda: "waiting for Lease" in b.log(), 30)
+        self.kube.create("RayJob", rayjob(self.ns, "first", mode="HTTPMode",
+                                          entrypoint="sleep 6 && echo first"))
+        s = self.wait_status("first", "Running")
+        self.assertNotIn("RayJob " + self.ns, b.log(), "the standby did nothing")
+        a.kill9()
+        wait_until("b holds the Lease", lambda: holder() == "b", 30)
+        self.kube.create("RayJob", rayjob(self.ns, "second", mode="HTTPMode"))
+        s1 = self.wait_status("first", "Complete")
+        self.assertEqual(s1["jobId"], s["jobId"], "the new leader kept the attempt's identity")
+        self.assertEqual(len(self.ray_submissions(s1["jobId"])), 1, "no second submission")
+        self.assertEqual(self.wait_status("second", "Complete")["jobStatus"], "SUCCEEDED")
+        log_b = b.log()
+        self.assertLess(log_b.index("now holds Lease"), log_b.index("RayJob " + self.ns))
+        # A graceful stop releases the Lease at once.
+        b.stop()
+        self.assertEqual(holder(), "")
+        self.verify_journal(journal_a)
+        self.verify_journal(journal_b)
 
 
 if __name__ == "__main__":
