@@ -8,7 +8,7 @@
 
 namespace rayjournal {
 
-std::string toRfc3339(int64_t unixMs);  // "2026-11-30T04:03:18Z" (second precision)
+std::string toRfc3339(int64_t unixMs);       // "2026-11-30T04:03:18Z" (second precision)
 std::string toRfc3339Micro(int64_t unixMs);  // "2026-11-30T04:03:18.123000Z" (MicroTime)
 std::optional<int64_t> parseRfc3339(const std::string& text);  // Unix ms; nullopt if malformed
 std::optional<int64_t> parseDurationMs(const std::string& text);

@@ -4,8 +4,7 @@
 
 namespace rayjournal::controller {
 
-RayClusterController::RayClusterController(kube::KubeClient& kube, const Clock& clock,
-                                           int workers)
+RayClusterController::RayClusterController(kube::KubeClient& kube, const Clock& clock, int workers)
     : kube_(kube), queue_(clock), workers_(workers) {}
 
 RayClusterController::~RayClusterController() {
@@ -60,8 +59,7 @@ bool RayClusterController::reconcile(const std::string& key) {
   for (const auto& [kind, object] : plan.creates) {
     try {
       kube_.create(kind, object);
-      spdlog::info("RayCluster {}: created {} {}", key, kind,
-                   object["metadata"].value("name", ""));
+      spdlog::info("RayCluster {}: created {} {}", key, kind, object["metadata"].value("name", ""));
     } catch (const kube::ApiError& e) {
       if (!e.alreadyExists()) {
         spdlog::warn("RayCluster {}: creating {} {} failed: {}", key, kind,

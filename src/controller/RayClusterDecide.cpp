@@ -105,16 +105,15 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   }
   std::vector<std::string> wanted{name + "-head"};
   if (!pods.count(name + "-head"))
-    plan.creates.push_back(
-        {"Pod", podFrom(spec.value("headGroupSpec", json::object()), name + "-head", cluster,
-                        headLabels)});
+    plan.creates.push_back({"Pod", podFrom(spec.value("headGroupSpec", json::object()),
+                                           name + "-head", cluster, headLabels)});
   int desiredWorkers = 0, readyWorkers = 0;
   for (const auto& group : spec.value("workerGroupSpecs", json::array())) {
     std::string groupName = group.value("groupName", "workers");
-    int replicas = group.value("suspend", false)
-                       ? 0
-                       : group.value("replicas", group.value("minReplicas", 0)) *
-                             group.value("numOfHosts", 1);
+    int replicas =
+        group.value("suspend", false)
+            ? 0
+            : group.value("replicas", group.value("minReplicas", 0)) * group.value("numOfHosts", 1);
     desiredWorkers += replicas;
     std::string prefix = name + "-" + groupName + "-worker-";
     for (int i = 0; i < replicas; ++i) {
@@ -154,11 +153,12 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
     status.erase("state");  // not sticky (W15): a head that stops being ready is not ready
   }
   status["conditions"] = json::array(
-      {condition("HeadPodReady", headReady, headReady ? "HeadPodRunningAndReady" : "HeadPodNotReady",
+      {condition("HeadPodReady", headReady,
+                 headReady ? "HeadPodRunningAndReady" : "HeadPodNotReady",
                  headReady ? "" : "the head Pod is not running and ready", oldConditions),
-       condition("RayClusterProvisioned", allReady, allReady ? "AllPodRunningAndReadyFirstTime"
-                                                             : "RayClusterPodsProvisioning",
-                 "", oldConditions)});
+       condition("RayClusterProvisioned", allReady,
+                 allReady ? "AllPodRunningAndReadyFirstTime" : "RayClusterPodsProvisioning", "",
+                 oldConditions)});
   status["observedGeneration"] = cluster["metadata"].value("generation", 0);
   if (status != previous) plan.status = status;
   plan.why = allReady ? "all " + std::to_string(wanted.size()) + " Pods ready"

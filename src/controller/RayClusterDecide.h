@@ -16,8 +16,8 @@ namespace rayjournal::controller {
 using nlohmann::json;
 
 struct ClusterObserved {
-  json cluster;           // the RayCluster as last read
-  std::vector<json> pods; // Pods labelled ray.io/cluster=<name> in its namespace
+  json cluster;            // the RayCluster as last read
+  std::vector<json> pods;  // Pods labelled ray.io/cluster=<name> in its namespace
   bool headServiceExists = false;
 };
 

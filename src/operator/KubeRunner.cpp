@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include <csignal>
 #include <condition_variable>
+#include <csignal>
 #include <mutex>
 #include <thread>
 
@@ -73,7 +73,8 @@ int runAgainstKubernetes(const KubeOptions& options) {
     if (lo.ns.empty()) lo.ns = config.defaultNamespace;
     leader = std::make_unique<kube::LeaderElector>(*kube, lo);
     std::thread waiter([&] {
-      while (!gSignal && !leader->isLeader()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      while (!gSignal && !leader->isLeader())
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
       if (gSignal) leader->stop();
     });
     bool won = leader->acquire();

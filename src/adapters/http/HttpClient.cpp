@@ -94,8 +94,7 @@ class HttpClient::Connection {
   }
 };
 
-HttpClient::HttpClient(const std::string& baseUrl, TlsConfig tls,
-                       std::chrono::milliseconds timeout)
+HttpClient::HttpClient(const std::string& baseUrl, TlsConfig tls, std::chrono::milliseconds timeout)
     : baseUrl_(baseUrl), timeout_(timeout) {
   Url u = parseUrl(baseUrl);
   host_ = u.host;
@@ -262,7 +261,8 @@ int HttpClient::stream(const std::string& target, const Headers& headers,
   ec = runOne(c->ioc, [&](auto handler) {
     c->withStream([&](auto& s) { bhttp::async_read_header(s, c->buffer, parser, handler); });
   });
-  if (ec) throw HttpError("no answer from " + baseUrl_ + " to watch " + target + ": " + ec.message());
+  if (ec)
+    throw HttpError("no answer from " + baseUrl_ + " to watch " + target + ": " + ec.message());
   int status = int(parser.get().result_int());
   if (status < 200 || status >= 300) {
     c->tcp().expires_after(timeout_);

@@ -189,11 +189,11 @@ json KubeRestClient::create(const std::string& kind, const json& object) {
 
 json KubeRestClient::update(const std::string& kind, const json& object) {
   const auto& m = object["metadata"];
-  return callJson("PUT",
-                  resourcePath(kind, m.value("namespace", config_.defaultNamespace),
-                               m.value("name", "")) +
-                      "?fieldManager=" + percentEncode(options_.fieldManager),
-                  object.dump());
+  return callJson(
+      "PUT",
+      resourcePath(kind, m.value("namespace", config_.defaultNamespace), m.value("name", "")) +
+          "?fieldManager=" + percentEncode(options_.fieldManager),
+      object.dump());
 }
 
 json KubeRestClient::updateStatus(const std::string& kind, const json& object) {
@@ -205,8 +205,8 @@ json KubeRestClient::updateStatus(const std::string& kind, const json& object) {
                   object.dump());
 }
 
-void KubeRestClient::remove(const std::string& kind, const std::string& ns,
-                            const std::string& name, Propagation propagation) {
+void KubeRestClient::remove(const std::string& kind, const std::string& ns, const std::string& name,
+                            Propagation propagation) {
   json options{{"kind", "DeleteOptions"},
                {"apiVersion", "v1"},
                {"propagationPolicy", propagationName(propagation)}};

@@ -124,8 +124,8 @@ void LeaderElector::startRenewing(std::function<void()> onLost) {
       try {
         if (tryAcquireOrRenew()) continue;
       } catch (const std::exception& e) {
-        spdlog::warn("leader election: renewing Lease {}/{} failed: {}", options_.ns,
-                     options_.name, e.what());
+        spdlog::warn("leader election: renewing Lease {}/{} failed: {}", options_.ns, options_.name,
+                     e.what());
       }
       if (!isLeader()) {
         spdlog::error("leader election: lost Lease {}/{} (not renewed within {} ms)", options_.ns,

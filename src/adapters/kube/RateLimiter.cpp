@@ -6,7 +6,10 @@
 namespace rayjournal::kube {
 
 RateLimiter::RateLimiter(double qps, int burst)
-    : qps_(qps), burst_(std::max(1, burst)), tokens_(burst_), last_(std::chrono::steady_clock::now()) {}
+    : qps_(qps),
+      burst_(std::max(1, burst)),
+      tokens_(burst_),
+      last_(std::chrono::steady_clock::now()) {}
 
 void RateLimiter::refill(std::chrono::steady_clock::time_point now) {
   double elapsed = std::chrono::duration<double>(now - last_).count();

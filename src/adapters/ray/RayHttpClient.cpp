@@ -7,8 +7,8 @@ using nlohmann::json;
 
 std::string errorText(const std::string& dashboard, const std::string& what,
                       const http::HttpResponse& res) {
-  std::string body = res.body.size() > 300 ? "..." + res.body.substr(res.body.size() - 300)
-                                           : res.body;
+  std::string body =
+      res.body.size() > 300 ? "..." + res.body.substr(res.body.size() - 300) : res.body;
   return "Ray dashboard " + dashboard + ": " + what + " answered " + std::to_string(res.status) +
          ": " + body;
 }

@@ -1,0 +1,69 @@
+"""The operator's command line against bad input: a missing or malformed kubeconfig, an
+unreachable API server. Each must fail fast with an exit code and a message naming the cause.
+Usage: operator_cli_test.py OPERATOR"""
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+OPERATOR = sys.argv[1]
+
+
+def closed_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class OperatorCli(unittest.TestCase):
+    def run_operator(self, *args):
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.run([OPERATOR, f"--journal-dir={d}/journal", *args],
+                               capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stdout + p.stderr
+
+    def test_help_lists_the_real_cluster_flags(self):
+        code, out = self.run_operator("--help")
+        self.assertEqual(code, 0)
+        for flag in ["--kubeconfig", "--leader-elect", "--kube-api-qps", "--ray-dashboard-address"]:
+            self.assertIn(flag, out)
+
+    def test_missing_kubeconfig(self):
+        code, out = self.run_operator("--kubeconfig=/nonexistent/config")
+        self.assertEqual(code, 2)
+        self.assertIn("cannot read kubeconfig /nonexistent/config", out)
+
+    def test_kubeconfig_without_the_context(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write("apiVersion: v1\nkind: Config\ncurrent-context: gone\ncontexts: []\n")
+        try:
+            code, out = self.run_operator(f"--kubeconfig={f.name}")
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(code, 2)
+        self.assertIn("no context named 'gone'", out)
+
+    def test_unreachable_api_server(self):
+        port = closed_port()
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write(f"""apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{port}", insecure-skip-tls-verify: true}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
+""")
+        try:
+            code, out = self.run_operator(f"--kubeconfig={f.name}", "--kube-api-timeout-ms=2000")
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(code, 5)
+        self.assertIn(f"https://127.0.0.1:{port}", out)
+        self.assertIn("Connection refused", out)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])

@@ -1,0 +1,104 @@
+// The RayCluster decision: deterministic Pod names (W14), readiness recomputed every time (W15),
+// suspended worker groups, and the head Service with the dashboard port.
+#include <gtest/gtest.h>
+
+#include "controller/RayClusterDecide.h"
+
+namespace rayjournal::controller {
+namespace {
+
+json cluster(int replicas = 2, bool suspended = false) {
+  return {{"apiVersion", "ray.io/v1"},
+          {"kind", "RayCluster"},
+          {"metadata", {{"name", "c1"}, {"namespace", "ns"}, {"uid", "u-1"}, {"generation", 3}}},
+          {"spec",
+           {{"headGroupSpec",
+             {{"template",
+               {{"metadata", {{"labels", {{"team", "a"}}}}},
+                {"spec",
+                 {{"containers",
+                   json::array({{{"name", "ray-head"},
+                                 {"image", "rayproject/ray:2.60.0"},
+                                 {"ports", json::array({{{"name", "dashboard"},
+                                                         {"containerPort", 9000}}})}}})}}}}}}},
+            {"workerGroupSpecs",
+             json::array({{{"groupName", "gpu"},
+                           {"replicas", replicas},
+                           {"suspend", suspended},
+                           {"template",
+                            {{"spec", {{"containers", json::array({{{"name", "w"}}})}}}}}}})}}}};
+}
+
+json pod(const std::string& name, bool ready) {
+  json p{{"metadata", {{"name", name}, {"namespace", "ns"}}}, {"status", {{"phase", "Pending"}}}};
+  if (ready)
+    p["status"] = {{"phase", "Running"},
+                   {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}};
+  return p;
+}
+
+std::vector<std::string> createdNames(const ClusterPlan& plan) {
+  std::vector<std::string> names;
+  for (const auto& [kind, o] : plan.creates)
+    names.push_back(kind + " " + o["metadata"]["name"].get<std::string>());
+  return names;
+}
+
+TEST(RayClusterDecideTest, CreatesHeadServiceHeadAndWorkersWithDeterministicNames) {
+  ClusterPlan plan = decideRayCluster({cluster(), {}, false});
+  EXPECT_EQ(createdNames(plan),
+            (std::vector<std::string>{"Service c1-head-svc", "Pod c1-head", "Pod c1-gpu-worker-0",
+                                      "Pod c1-gpu-worker-1"}));
+  const json& svc = plan.creates[0].second;
+  EXPECT_EQ(svc["spec"]["ports"][0]["name"], "dashboard");
+  EXPECT_EQ(svc["spec"]["ports"][0]["port"], 9000);
+  const json& head = plan.creates[1].second;
+  EXPECT_EQ(head["metadata"]["labels"]["ray.io/node-type"], "head");
+  EXPECT_EQ(head["metadata"]["labels"]["team"], "a") << "template labels kept";
+  EXPECT_EQ(head["metadata"]["ownerReferences"][0]["uid"], "u-1");
+  EXPECT_EQ(head["spec"]["containers"][0]["image"], "rayproject/ray:2.60.0");
+  EXPECT_FALSE(plan.status.contains("state"));
+  // The same observation gives the same plan: a lost create response is re-created under the
+  // same name (AlreadyExists), never a second head (W14).
+  EXPECT_EQ(createdNames(decideRayCluster({cluster(), {}, false})), createdNames(plan));
+}
+
+TEST(RayClusterDecideTest, ReadyOnlyWhileEveryPodIsReady) {
+  std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
+                         pod("c1-gpu-worker-1", true)};
+  json c = cluster();
+  ClusterPlan plan = decideRayCluster({c, pods, true});
+  EXPECT_TRUE(plan.creates.empty());
+  ASSERT_TRUE(plan.status.is_object());
+  EXPECT_EQ(plan.status["state"], "ready");
+  EXPECT_EQ(plan.status["readyWorkerReplicas"], 2);
+  EXPECT_EQ(plan.status["observedGeneration"], 3);
+  c["status"] = plan.status;
+  EXPECT_TRUE(decideRayCluster({c, pods, true}).status.is_null()) << "no change, no write";
+  // The head stops being ready: the cluster is no longer ready (W15: not sticky).
+  pods[0] = pod("c1-head", false);
+  ClusterPlan after = decideRayCluster({c, pods, true});
+  ASSERT_TRUE(after.status.is_object());
+  EXPECT_FALSE(after.status.contains("state"));
+  EXPECT_EQ(after.status["conditions"][0]["status"], "False");
+}
+
+TEST(RayClusterDecideTest, SuspendedOrShrunkGroupsLoseTheirPods) {
+  std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
+                         pod("c1-gpu-worker-1", true)};
+  ClusterPlan suspended = decideRayCluster({cluster(2, true), pods, true});
+  EXPECT_EQ(suspended.deletePods, (std::vector<std::string>{"c1-gpu-worker-0", "c1-gpu-worker-1"}));
+  ClusterPlan shrunk = decideRayCluster({cluster(1), pods, true});
+  EXPECT_EQ(shrunk.deletePods, (std::vector<std::string>{"c1-gpu-worker-1"}));
+}
+
+TEST(RayClusterDecideTest, NothingWhileBeingDeleted) {
+  json c = cluster();
+  c["metadata"]["deletionTimestamp"] = "2026-11-30T00:00:00Z";
+  ClusterPlan plan = decideRayCluster({c, {}, false});
+  EXPECT_TRUE(plan.creates.empty());
+  EXPECT_TRUE(plan.status.is_null());
+}
+
+}  // namespace
+}  // namespace rayjournal::controller
