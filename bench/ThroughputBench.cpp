@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "CountingClients.h"
+#include "adapters/CountingClients.h"
 #include "adapters/sim/SimWorld.h"
 #include "controller/Manager.h"
 #include "wal/MemoryStorage.h"

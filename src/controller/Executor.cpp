@@ -41,7 +41,7 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
     if (!result.ok) {
       outcome["result"] = "abandoned";
       outcome["detail"] = "an earlier intent of the same decision failed";
-    } else if (mayAct && !mayAct()) {
+    } else if (mayAct && !mayAct(job)) {
       outcome["result"] = "abandoned";
       outcome["detail"] = "this process is no longer the leader";
       result.ok = false;

@@ -36,7 +36,7 @@ class Executor {
   enum class Stage { IntentDurable, Executed, OutcomeJournaled };
   std::function<void(Stage, const Intent&, uint64_t intentSeq)> hook;
   // When set and false, no intent is executed (journaled as abandoned): leadership was lost.
-  std::function<bool()> mayAct;
+  std::function<bool(const RayJob& job)> mayAct;
 
  private:
   // Returns the outcome result ("ok", "adopted", "already_done"); throws on failure.

@@ -24,9 +24,24 @@ Manager::~Manager() {
 void Manager::onOwned(const json& object) {
   for (const auto& ref : object["metadata"].value("ownerReferences", json::array())) {
     if (ref.value("kind", "") == "RayJob" && ref.value("controller", false)) {
-      queue_.add(object["metadata"].value("namespace", "default") + "/" + ref.value("name", ""));
+      std::string key = object["metadata"].value("namespace", "default") + "/" + ref.value("name", "");
+      if (!options_.owns || options_.owns(key)) queue_.add(key);
     }
   }
+}
+
+std::map<std::string, JobSummary> Manager::jobSummaries() const {
+  std::lock_guard lock(restMu_);
+  return summaries_;
+}
+
+void Manager::resync() {
+  std::vector<std::string> keys;
+  {
+    std::lock_guard lock(restMu_);
+    for (const auto& [key, rest] : atRest_) keys.push_back(key);
+  }
+  for (const auto& key : keys) queue_.add(key);
 }
 
 RecoveryReport Manager::start() {
@@ -41,17 +56,23 @@ RecoveryReport Manager::start() {
   kube_.watch("RayJob", [this](kube::WatchEventType type, const json& o) {
     std::string key =
         o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", "");
+    if (options_.owns && !options_.owns(key)) return;
     if (type == kube::WatchEventType::Deleted) {
       std::lock_guard lock(restMu_);
       atRest_.erase(key);
+      summaries_.erase(key);
       return;
     }
     {
       std::lock_guard lock(restMu_);
       atRest_.emplace(key, false);
+      json st = o.value("status", json::object());
+      summaries_[key] = {o["metadata"].value("uid", ""), st.value("jobDeploymentStatus", ""),
+                         st.value("startTime", ""), st.value("endTime", ""), st.value("failed", 0)};
     }
     queue_.add(key);
   });
+  started_ = true;
   kube_.watch("RayCluster", [this](kube::WatchEventType, const json& o) { onOwned(o); });
   kube_.watch("Job", [this](kube::WatchEventType, const json& o) { onOwned(o); });
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { worker(); });
@@ -60,6 +81,11 @@ RecoveryReport Manager::start() {
 
 void Manager::worker() {
   while (auto key = queue_.get()) {
+    if (options_.mayReconcile && !options_.mayReconcile(*key)) {
+      queue_.done(*key);
+      queue_.addAfter(*key, 1000);
+      continue;
+    }
     ReconcileResult result;
     auto began = std::chrono::steady_clock::now();
     try {
@@ -69,10 +95,11 @@ void Manager::worker() {
       result.error = true;
     }
     ++reconciles_;
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - began)
+                  .count();
+    if (options_.onReconcile) options_.onReconcile(double(us) / 1e6, result.error);
     if (options_.recordLatencies) {
-      auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                    std::chrono::steady_clock::now() - began)
-                    .count();
       std::lock_guard lock(latencyMu_);
       latenciesUs_.push_back(uint32_t(us));
     }

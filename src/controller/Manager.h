@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <thread>
@@ -21,6 +22,19 @@ struct ManagerOptions {
   int64_t checkpointEveryMs = 60000;
   DecideConfig decide;
   bool recordLatencies = false;  // keep every reconcile's duration (benchmarks)
+  // Called after every reconcile (metrics); must be cheap and thread-safe.
+  std::function<void(double seconds, bool error)> onReconcile;
+  // Which RayJobs ("ns/name") this process owns (sharding); empty: all.
+  std::function<bool(const std::string& key)> owns;
+  // Whether it may act on an owned RayJob now (its shard's Lease is held); empty: always.
+  // A RayJob it may not act on yet is looked at again a second later.
+  std::function<bool(const std::string& key)> mayReconcile;
+};
+
+// What the RayJob watch last showed of one RayJob (metrics read it at scrape time).
+struct JobSummary {
+  std::string uid, deploymentStatus, startTime, endTime;
+  int failed = 0;
 };
 
 class Manager {
@@ -37,6 +51,11 @@ class Manager {
   projection::JobProjection& projection() { return projection_; }
   Executor& executor() { return executor_; }
   uint64_t reconciles() const { return reconciles_; }
+  std::map<std::string, JobSummary> jobSummaries() const;
+  // Recovery finished and the RayJob watch delivered its first list.
+  bool started() const { return started_; }
+  // Queues every known RayJob again (a shard was just acquired).
+  void resync();
   std::vector<uint32_t> latenciesUs() const;
   void maybeCheckpoint(bool force = false);
 
@@ -56,6 +75,8 @@ class Manager {
   std::vector<std::thread> workers_;
   mutable std::mutex restMu_;
   std::map<std::string, bool> atRest_;
+  std::map<std::string, JobSummary> summaries_;
+  std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> reconciles_{0};
   mutable std::mutex latencyMu_;

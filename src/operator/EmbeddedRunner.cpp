@@ -10,7 +10,10 @@
 #include <sstream>
 #include <thread>
 
+#include "adapters/CountingClients.h"
 #include "adapters/YamlJson.h"
+#include "operator/OperatorMetrics.h"
+#include "operator/StatusServer.h"
 #include "adapters/sim/SimWorld.h"
 #include "wal/JournalError.h"
 
@@ -146,8 +149,30 @@ int runEmbedded(const EmbeddedOptions& options) {
     spdlog::error("{}", e.what());
     return 2;
   }
-  controller::Manager manager(*journal, kube, ray, clock, options.manager);
-  manager.start();
+  Metrics metrics;
+  controller::ManagerOptions managerOptions = options.manager;
+  managerOptions.onReconcile = describeOperatorMetrics(metrics);
+  CallCounter calls;
+  CountingKubeClient countedKube(kube, calls);
+  CountingRayClient countedRay(ray, calls);
+  controller::Manager manager(*journal, countedKube, countedRay, clock, managerOptions);
+  controller::RecoveryReport recovery;
+  std::atomic<bool> recovered{false};
+  addOperatorCollectors(metrics, {&manager, journal.get(), &calls, &recovery, {}});
+  std::unique_ptr<StatusServer> status;
+  if (!options.metricsAddress.empty()) {
+    status = std::make_unique<StatusServer>(options.metricsAddress, metrics,
+                                            [&] { return recovered.load(); });
+    try {
+      status->start();
+      spdlog::info("serving /metrics, /healthz, /readyz on port {}", status->port());
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return 2;
+    }
+  }
+  recovery = manager.start();
+  recovered = true;
   bool tty = options.progress && isatty(STDOUT_FILENO);
   std::map<std::string, std::string> shown;
   auto start = std::chrono::steady_clock::now();
@@ -178,6 +203,7 @@ int runEmbedded(const EmbeddedOptions& options) {
   }
   manager.stop();
   manager.maybeCheckpoint(true);
+  if (status) status->stop();
   if (!options.summaryJson.empty()) {
     json out = json::array();
     for (const auto& doc : kube.list("RayJob", "")) out.push_back(summaryOf(doc));

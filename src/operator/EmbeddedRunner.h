@@ -19,6 +19,7 @@ struct EmbeddedOptions {
   bool salvageJournal = false;
   double timeoutSeconds = 0;  // 0: none
   bool progress = true;
+  std::string metricsAddress;  // empty: no /metrics, /healthz, /readyz
   controller::ManagerOptions manager;
 };
 

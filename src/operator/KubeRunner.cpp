@@ -4,10 +4,15 @@
 
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
+#include "adapters/CountingClients.h"
 #include "controller/RayClusterController.h"
+#include "operator/OperatorMetrics.h"
+#include "operator/ShardLeases.h"
+#include "operator/StatusServer.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::operator_ {
@@ -22,6 +27,11 @@ void onSignal(int signal) {
   gSignal = signal;
 }
 
+void onLeadershipLost() {
+  gLostLeadership = true;
+  gCv.notify_all();
+}
+
 // Waits for SIGTERM/SIGINT or lost leadership: the handler only sets a flag, this thread polls
 // it each second (or is woken) and runs the periodic checkpoint.
 void waitForStop(controller::Manager& manager) {
@@ -30,6 +40,25 @@ void waitForStop(controller::Manager& manager) {
     gCv.wait_for(lock, std::chrono::seconds(1));
     manager.maybeCheckpoint();
   }
+}
+
+// Blocks until the single leader Lease is held; false if a signal came first.
+bool becomeLeader(kube::LeaderElector& leader) {
+  std::thread waiter([&] {
+    while (!gSignal && !leader.isLeader())
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (gSignal) leader.stop();
+  });
+  bool won = leader.acquire();
+  waiter.join();
+  return won;
+}
+
+int shardIndexOf(const KubeOptions& options) {
+  if (options.shardIndex >= 0) return options.shardIndex;
+  const char* host = std::getenv("HOSTNAME");
+  int ordinal = host ? ordinalOf(host) : -1;
+  return ordinal >= 0 ? ordinal : 0;
 }
 
 }  // namespace
@@ -42,6 +71,12 @@ int runAgainstKubernetes(const KubeOptions& options) {
     config = kube::KubeConfig::resolve(options.kubeconfig, options.context);
   } catch (const std::exception& e) {
     spdlog::error("cannot configure the Kubernetes client: {}", e.what());
+    return 2;
+  }
+  int shardIndex = shardIndexOf(options);
+  if (options.shardCount < 1 || shardIndex >= options.shardCount) {
+    spdlog::error("shard index {} is not below the shard count {}", shardIndex,
+                  options.shardCount);
     return 2;
   }
   kube::KubeRestOptions kubeOptions = options.kube;
@@ -67,39 +102,79 @@ int runAgainstKubernetes(const KubeOptions& options) {
     spdlog::error("cannot open the journal: {}", e.what());
     return 3;
   }
-  std::unique_ptr<kube::LeaderElector> leader;
-  if (options.leaderElect) {
-    kube::LeaderElectionOptions lo = options.leader;
-    if (lo.ns.empty()) lo.ns = config.defaultNamespace;
-    leader = std::make_unique<kube::LeaderElector>(*kube, lo);
-    std::thread waiter([&] {
-      while (!gSignal && !leader->isLeader())
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      if (gSignal) leader->stop();
+
+  Metrics metrics;
+  controller::ManagerOptions managerOptions = options.manager;
+  managerOptions.onReconcile = describeOperatorMetrics(metrics);
+  controller::Manager* managerPtr = nullptr;
+  kube::LeaderElectionOptions leaseOptions = options.leader;
+  if (leaseOptions.ns.empty()) leaseOptions.ns = config.defaultNamespace;
+  std::unique_ptr<ShardLeases> shards;
+  if (options.shardCount > 1) {
+    shards = std::make_unique<ShardLeases>(
+        *kube, shardIndex, options.shardCount, leaseOptions,
+        [&managerPtr] {
+          if (managerPtr) managerPtr->resync();
+        },
+        onLeadershipLost);
+    managerOptions.owns = [&shards](const std::string& key) { return shards->owns(key); };
+    managerOptions.mayReconcile = [&shards](const std::string& key) { return shards->holds(key); };
+  }
+
+  controller::RecoveryReport recovery;
+  std::atomic<bool> recovered{false};
+  std::unique_ptr<StatusServer> status;
+  if (!options.metricsAddress.empty()) {
+    status = std::make_unique<StatusServer>(options.metricsAddress, metrics, [&] {
+      return recovered && kube->synced() && !gLostLeadership;
     });
-    bool won = leader->acquire();
-    waiter.join();
-    if (!won) {
+    try {
+      status->start();
+      spdlog::info("serving /metrics, /healthz, /readyz on port {}", status->port());
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return 2;
+    }
+  }
+
+  std::unique_ptr<kube::LeaderElector> leader;
+  if (options.leaderElect && !shards) {
+    leader = std::make_unique<kube::LeaderElector>(*kube, leaseOptions);
+    if (!becomeLeader(*leader)) {
       spdlog::info("stopped before becoming the leader");
       return 0;
     }
   }
-  ray::RayHttpClient ray(options.ray);
+  CallCounter calls;
+  CountingKubeClient countedKube(*kube, calls);
+  ray::RayHttpClient rayClient(options.ray);
+  CountingRayClient countedRay(rayClient, calls);
   SystemClock clock;
-  controller::Manager manager(*journal, *kube, ray, clock, options.manager);
+  controller::Manager manager(*journal, countedKube, countedRay, clock, managerOptions);
+  managerPtr = &manager;
   if (leader) {
-    manager.executor().mayAct = [&leader] { return leader->isLeader(); };
-    leader->startRenewing([] {
-      gLostLeadership = true;
-      gCv.notify_all();
-    });
+    manager.executor().mayAct = [&leader](const controller::RayJob&) {
+      return leader->isLeader();
+    };
+    leader->startRenewing(onLeadershipLost);
   }
+  if (shards) {
+    manager.executor().mayAct = [&shards](const controller::RayJob& job) {
+      return shards->holds(job.key());
+    };
+  }
+  addOperatorCollectors(metrics, {&manager, journal.get(), &calls, &recovery, [&]() -> double {
+                                    if (shards) return shards->held();
+                                    return !leader || leader->isLeader() ? 1.0 : 0.0;
+                                  }});
   std::unique_ptr<controller::RayClusterController> clusters;
   if (options.manageRayClusters) {
-    clusters = std::make_unique<controller::RayClusterController>(*kube, clock);
+    clusters = std::make_unique<controller::RayClusterController>(countedKube, clock);
     clusters->start();
   }
-  manager.start();
+  recovery = manager.start();
+  recovered = true;
+  if (shards) shards->start();
   spdlog::info("running: {} workers, journal {}", options.manager.workers, journal->describe());
   waitForStop(manager);
   if (gLostLeadership)
@@ -111,7 +186,11 @@ int runAgainstKubernetes(const KubeOptions& options) {
   manager.stop();
   if (clusters) clusters->stop();
   manager.maybeCheckpoint(true);
+  journal->sync();
+  // Only now, with nothing in flight and the journal synced, may another process take over.
   if (leader) leader->stop();
+  if (shards) shards->stop();
+  if (status) status->stop();
   spdlog::info("stopped after {} reconciles; journal at seq {}", manager.reconciles(),
                journal->latestSeq());
   return gLostLeadership ? 1 : 0;

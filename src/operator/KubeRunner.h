@@ -23,6 +23,9 @@ struct KubeOptions {
   bool manageRayClusters = true;
   bool leaderElect = false;
   kube::LeaderElectionOptions leader;
+  std::string metricsAddress = ":8080";  // empty: no /metrics, /healthz, /readyz
+  int shardCount = 1;
+  int shardIndex = -1;  // -1: the ordinal of the pod name (HOSTNAME), or 0
   kube::KubeRestOptions kube;
   ray::RayHttpOptions ray;
   controller::ManagerOptions manager;

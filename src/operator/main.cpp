@@ -59,6 +59,17 @@ int main(int argc, char** argv) {
   app.add_option("--ray-timeout-ms", rayTimeoutMs, "timeout of each Ray Jobs API request")
       ->capture_default_str();
   double leaseS = 15, renewS = 10, retryS = 2;
+  std::string metricsAddress;
+  auto* metricsOption = app.add_option(
+      "--metrics-bind-address", metricsAddress,
+      "host:port or :port serving /metrics, /healthz, /readyz (default :8080 against a real "
+      "cluster, off in embedded mode; 0 disables)");
+  app.add_option("--shard-count", kubeOptions.shardCount,
+                 "replicas sharing the RayJobs (StatefulSet replicas)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 32));
+  app.add_option("--shard-index", kubeOptions.shardIndex,
+                 "this replica's shard (default: the ordinal of the pod name in $HOSTNAME)");
   app.add_flag("--leader-elect", kubeOptions.leaderElect,
                "hold a coordination.k8s.io/v1 Lease before acting (run several replicas safely)");
   app.add_option("--leader-elect-namespace", kubeOptions.leader.ns,
@@ -100,6 +111,7 @@ int main(int argc, char** argv) {
     kubeOptions.salvageJournal = options.salvageJournal;
     kubeOptions.manager = options.manager;
     kubeOptions.kube.timeout = std::chrono::milliseconds(kubeTimeoutMs);
+    if (metricsOption->count() > 0) kubeOptions.metricsAddress = metricsAddress == "0" ? "" : metricsAddress;
     kubeOptions.leader.leaseDuration = std::chrono::milliseconds(int64_t(leaseS * 1000));
     kubeOptions.leader.renewDeadline = std::chrono::milliseconds(int64_t(renewS * 1000));
     kubeOptions.leader.retryPeriod = std::chrono::milliseconds(int64_t(retryS * 1000));
@@ -111,5 +123,6 @@ int main(int argc, char** argv) {
     if (const char* token = std::getenv("RAY_AUTH_TOKEN")) kubeOptions.ray.authToken = token;
     return rayjournal::operator_::runAgainstKubernetes(kubeOptions);
   }
+  if (metricsAddress != "0") options.metricsAddress = metricsAddress;
   return rayjournal::operator_::runEmbedded(options);
 }

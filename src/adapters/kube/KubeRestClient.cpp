@@ -232,6 +232,7 @@ bool KubeRestClient::sleepUnlessStopped(std::chrono::milliseconds d) {
 }
 
 void KubeRestClient::watch(const std::string& kind, WatchCallback callback) {
+  ++unsyncedWatches_;
   watchers_.emplace_back([this, kind, callback] { watchLoop(kind, callback); });
 }
 
@@ -267,12 +268,17 @@ void KubeRestClient::watchLoop(std::string kind, WatchCallback callback) {
   std::map<std::string, json> known;
   std::string resourceVersion;
   int failures = 0;
+  bool synced = false;
   std::string selector;
   if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
     selector = "&labelSelector=" + percentEncode(it->second);
   while (!stopping_) {
     try {
       if (resourceVersion.empty()) resourceVersion = relist(kind, known, callback);
+      if (!synced) {
+        synced = true;
+        --unsyncedWatches_;
+      }
       std::string target = resourcePath(kind, "") +
                            "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
                            std::to_string(options_.watchTimeoutSeconds) +

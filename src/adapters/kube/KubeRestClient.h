@@ -55,6 +55,8 @@ class KubeRestClient : public KubeClient {
                   const json& patch, const std::string& subresource = "");
   // GET /version: the server's gitVersion; throws ApiError naming the server when unreachable.
   std::string serverVersion();
+  // Every watch() so far has delivered its first complete list.
+  bool synced() const { return unsyncedWatches_ == 0; }
   // Ends every watch loop (no callback runs after this returns).
   void stopWatches();
   const KubeConfig& config() const { return config_; }
@@ -84,6 +86,7 @@ class KubeRestClient : public KubeClient {
   std::mutex stopMu_;
   std::condition_variable stopCv_;
   std::vector<std::thread> watchers_;
+  std::atomic<int> unsyncedWatches_{0};
 };
 
 }  // namespace rayjournal::kube

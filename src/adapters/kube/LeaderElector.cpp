@@ -119,6 +119,8 @@ bool LeaderElector::acquire() {
 }
 
 void LeaderElector::startRenewing(std::function<void()> onLost) {
+  std::lock_guard lock(mu_);
+  if (stopping_) return;  // stop() won the race: it must not have a thread to miss
   renewer_ = std::thread([this, onLost] {
     while (sleep(options_.retryPeriod)) {
       try {
@@ -138,7 +140,10 @@ void LeaderElector::startRenewing(std::function<void()> onLost) {
 }
 
 void LeaderElector::stop() {
-  if (stopping_.exchange(true)) return;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_.exchange(true)) return;
+  }
   cv_.notify_all();
   if (renewer_.joinable()) renewer_.join();
   if (!isLeader()) return;

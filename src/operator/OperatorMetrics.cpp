@@ -1,0 +1,108 @@
+#include "operator/OperatorMetrics.h"
+
+#include "adapters/TimeFormat.h"
+
+namespace rayjournal::operator_ {
+
+using Type = Metrics::Type;
+
+std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
+  m.describe("rayjournal_reconciles_total", Type::Counter, "RayJob reconciles by result.");
+  m.describe("rayjournal_reconcile_duration_seconds", Type::Histogram,
+             "Time of one RayJob reconcile (decide, journal, execute).",
+             {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+  m.describe("rayjournal_workqueue_depth", Type::Gauge, "RayJob keys waiting in the queue.");
+  m.describe("rayjournal_journal_appends_total", Type::Counter, "Records appended to the journal.");
+  m.describe("rayjournal_journal_syncs_total", Type::Counter, "Synced journal writes.");
+  m.describe("rayjournal_journal_bytes_total", Type::Counter, "Encoded bytes appended.");
+  m.describe("rayjournal_journal_latest_seq", Type::Gauge, "Sequence number of the newest record.");
+  m.describe("rayjournal_in_doubt_intents", Type::Gauge,
+             "Journaled intents whose outcome is not known yet.");
+  m.describe("rayjournal_recovery_duration_seconds", Type::Gauge, "Duration of the last recovery.");
+  m.describe("rayjournal_recovery_replayed_records", Type::Gauge,
+             "Records replayed by the last recovery.");
+  m.describe("rayjournal_rayjobs", Type::Gauge, "RayJobs this process owns, by deployment status.");
+  m.describe("rayjournal_kube_api_calls_total", Type::Counter,
+             "Kubernetes API calls by verb, kind and HTTP code (0: unreachable).");
+  m.describe("rayjournal_ray_api_calls_total", Type::Counter, "Ray Jobs API calls by verb, outcome.");
+  m.describe("rayjournal_leader", Type::Gauge, "1 while this process may act (Leases held).");
+  m.describe("kuberay_job_info", Type::Gauge, "One series per RayJob (KubeRay's metric).");
+  m.describe("kuberay_job_deployment_status", Type::Gauge,
+             "The RayJob's current jobDeploymentStatus (KubeRay's metric).");
+  m.describe("kuberay_job_execution_duration_seconds", Type::Gauge,
+             "startTime to endTime of a finished RayJob; retry_count = failed before the last "
+             "transition (KubeRay's metric, rebuilt from status).");
+  return [&m](double seconds, bool error) {
+    m.inc("rayjournal_reconciles_total", {{"result", error ? "error" : "ok"}});
+    m.observe("rayjournal_reconcile_duration_seconds", {}, seconds);
+  };
+}
+
+namespace {
+
+void collectJobs(Metrics& m, const controller::Manager& manager) {
+  for (const char* f : {"rayjournal_rayjobs", "kuberay_job_info", "kuberay_job_deployment_status",
+                        "kuberay_job_execution_duration_seconds"})
+    m.clear(f);
+  std::map<std::string, double> byStatus;
+  for (const auto& [key, s] : manager.jobSummaries()) {
+    auto slash = key.find('/');
+    Labels id{{"namespace", key.substr(0, slash)}, {"name", key.substr(slash + 1)}, {"uid", s.uid}};
+    m.set("kuberay_job_info", id, 1);
+    Labels withStatus = id;
+    withStatus["deployment_status"] = s.deploymentStatus;
+    m.set("kuberay_job_deployment_status", withStatus, 1);
+    byStatus[s.deploymentStatus.empty() ? "New" : s.deploymentStatus] += 1;
+    bool finished = s.deploymentStatus == "Complete" || s.deploymentStatus == "Failed";
+    auto start = parseRfc3339(s.startTime), end = parseRfc3339(s.endTime);
+    if (finished && start && end) {
+      Labels d = id;
+      d["job_deployment_status"] = s.deploymentStatus;
+      int before = s.deploymentStatus == "Failed" ? std::max(0, s.failed - 1) : s.failed;
+      d["retry_count"] = std::to_string(before);
+      m.set("kuberay_job_execution_duration_seconds", d, double(*end - *start) / 1000.0);
+    }
+  }
+  for (const auto& [status, n] : byStatus)
+    m.set("rayjournal_rayjobs", {{"deployment_status", status}}, n);
+}
+
+}  // namespace
+
+void addOperatorCollectors(Metrics& m, MetricsSources src) {
+  m.addCollector([src](Metrics& m) {
+    if (src.manager) {
+      m.set("rayjournal_workqueue_depth", {}, double(src.manager->queue().depth()));
+      m.set("rayjournal_in_doubt_intents", {},
+            double(src.manager->projection().inDoubt().size()));
+      collectJobs(m, *src.manager);
+    }
+    if (src.journal) {
+      wal::JournalStats st = src.journal->stats();
+      m.set("rayjournal_journal_appends_total", {}, double(st.appends));
+      m.set("rayjournal_journal_syncs_total", {}, double(st.syncs));
+      m.set("rayjournal_journal_bytes_total", {}, double(st.bytes));
+      m.set("rayjournal_journal_latest_seq", {}, double(src.journal->latestSeq()));
+    }
+    if (src.recovery) {
+      m.set("rayjournal_recovery_duration_seconds", {}, src.recovery->seconds);
+      m.set("rayjournal_recovery_replayed_records", {}, double(src.recovery->replayedRecords));
+    }
+    if (src.calls) {
+      m.clear("rayjournal_kube_api_calls_total");
+      m.clear("rayjournal_ray_api_calls_total");
+      for (const auto& [key, n] : src.calls->byOutcome()) {
+        const auto& [verb, kind, outcome] = key;
+        if (verb.rfind("ray ", 0) == 0)
+          m.set("rayjournal_ray_api_calls_total", {{"verb", verb.substr(4)}, {"outcome", outcome}},
+                double(n));
+        else
+          m.set("rayjournal_kube_api_calls_total", {{"verb", verb}, {"kind", kind}, {"code", outcome}},
+                double(n));
+      }
+    }
+    m.set("rayjournal_leader", {}, src.leader ? src.leader() : 1.0);
+  });
+}
+
+}  // namespace rayjournal::operator_

@@ -1,0 +1,28 @@
+// The operator's metric families and the collectors that fill them at scrape time from the
+// manager (reconciles, queue, RayJobs by status), the journal (appends, syncs, bytes, in-doubt
+// intents), recovery, the API/Ray call counters, and leadership; plus KubeRay's kuberay_job_*
+// families, rebuilt from the RayJobs' status (so a restart never loses or duplicates them, W11).
+#pragma once
+
+#include <functional>
+
+#include "adapters/CountingClients.h"
+#include "controller/Manager.h"
+#include "operator/Metrics.h"
+#include "wal/Journal.h"
+
+namespace rayjournal::operator_ {
+
+struct MetricsSources {
+  controller::Manager* manager = nullptr;
+  wal::Journal* journal = nullptr;
+  CallCounter* calls = nullptr;
+  controller::RecoveryReport* recovery = nullptr;
+  std::function<double()> leader;  // 1 when this process may act (or holds N shard Leases)
+};
+
+// Describes every family; the onReconcile hook it returns goes into ManagerOptions.
+std::function<void(double, bool)> describeOperatorMetrics(Metrics& metrics);
+void addOperatorCollectors(Metrics& metrics, MetricsSources sources);
+
+}  // namespace rayjournal::operator_
