@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   auto* metricsOption = app.add_option(
       "--metrics-bind-address", metricsAddress,
       "host:port or :port serving /metrics, /healthz, /readyz (default :8080 against a real "
-      "cluster, off in embedded mode; 0 disables)");
+      "cluster, off in embedded mode; 0 disables; the last one given wins)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--shard-count", kubeOptions.shardCount,
                  "replicas sharing the RayJobs (StatefulSet replicas)")
       ->capture_default_str()

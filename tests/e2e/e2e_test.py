@@ -3,14 +3,18 @@ real Ray head (see harness.py). Usage: e2e_test.py OPERATOR REPLAY REPO_ROOT
 Runs every scenario on one control plane and one Ray head, each in its own namespace."""
 
 import os
+import json
 import random
+import re
+import urllib.request
 import sys
 import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import ControlPlane, FakeKubelet, Process, RayHead, run, wait_until  # noqa: E402
+from harness import (ControlPlane, FakeKubelet, Process, RayHead, free_port, run,  # noqa: E402
+                     wait_until)
 
 OPERATOR, REPLAY, ROOT = sys.argv[1:4]
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
@@ -77,7 +81,7 @@ class E2E(unittest.TestCase):
             print(f"e2e work dir kept: {cls.work}", file=sys.stderr)
 
     def setUp(self):
-        self.ns = self.id().split(".")[-1].replace("_", "-")[:40]
+        self.ns = self.id().split(".")[-1].replace("_", "-")[:40].strip("-")
         self.kube.create_namespace(self.ns)
         self.journal = os.path.join(self.work, "journal-" + self.ns)
         self.operators = []
@@ -91,12 +95,12 @@ class E2E(unittest.TestCase):
             for op in self.operators:
                 print(f"--- {op.name} log (tail) ---\n{op.log()[-6000:]}", file=sys.stderr)
 
-    def start_operator(self, *extra, journal=None):
+    def start_operator(self, *extra, journal=None, kubeconfig=None):
         op = Process(f"operator-{self.ns}-{len(self.operators)}", [
-            OPERATOR, f"--kubeconfig={self.cp.kubeconfig}",
+            OPERATOR, f"--kubeconfig={kubeconfig or self.cp.kubeconfig}",
             f"--journal-dir={journal or self.journal}",
             f"--ray-dashboard-address={self.ray.address}", "--requeue-ms=500",
-            "--log-level=debug", *extra], self.logs).start()
+            "--log-level=debug", "--metrics-bind-address=0", *extra], self.logs).start()
         self.operators.append(op)
         return op
 
@@ -290,6 +294,81 @@ class E2E(unittest.TestCase):
         self.assertEqual(holder(), "")
         self.verify_journal(journal_a)
         self.verify_journal(journal_b)
+
+    def test_deploy_manifests_pass_server_dry_run(self):
+        deploy = os.path.join(ROOT, "deploy")
+        self.cp.kubectl("apply", "-f", os.path.join(deploy, "operator/namespace.yaml"))
+        out = self.cp.kubectl("apply", "--server-side", "--dry-run=server", "-k", deploy)
+        for kind in ["customresourcedefinition.apiextensions.k8s.io/rayjobs.ray.io",
+                     "clusterrole.rbac.authorization.k8s.io/rayjournal-operator",
+                     "statefulset.apps/rayjournal-operator",
+                     "poddisruptionbudget.policy/rayjournal-operator",
+                     "service/rayjournal-operator"]:
+            self.assertIn(kind, out)
+        # KubeRay-style RayJob manifests are accepted unchanged by our CRDs.
+        out = self.cp.kubectl("apply", "--server-side", "--dry-run=server", "-n", self.ns,
+                              "-f", os.path.join(deploy, "samples"))
+        self.assertGreaterEqual(out.count("rayjob.ray.io/"), 5, out)
+
+    def test_operator_with_deploy_rbac_only_and_metrics(self):
+        deploy = os.path.join(ROOT, "deploy/operator")
+        for f in ["namespace.yaml", "serviceaccount.yaml", "rbac.yaml"]:
+            self.cp.kubectl("apply", "-f", os.path.join(deploy, f))
+        port = free_port()
+        op = self.start_operator("--leader-elect", "--leader-elect-namespace=rayjournal-system",
+                                 f"--metrics-bind-address=127.0.0.1:{port}",
+                                 kubeconfig=self.cp.operator_kubeconfig)
+
+        def get(path):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read().decode()
+
+        wait_until("/readyz 200", lambda: get("/readyz")[0] == 200, 60, 0.3)
+        self.assertEqual(get("/healthz")[0], 200)
+        self.kube.create("RayJob", rayjob(self.ns, "least", mode="K8sJobMode"))
+        s = self.wait_status("least", "Complete")
+        self.assertEqual(s["jobStatus"], "SUCCEEDED")
+        status, text = get("/metrics")
+        self.assertEqual(status, 200)
+        self.assertIn(f'kuberay_job_deployment_status{{deployment_status="Complete",name="least",'
+                      f'namespace="{self.ns}"', text)
+        self.assertRegex(text, r'rayjournal_reconciles_total\{result="ok"\} [1-9]')
+        self.assertRegex(text, r'rayjournal_reconcile_duration_seconds_count [1-9]')
+        self.assertIn("rayjournal_leader 1", text)
+        self.assertIn('rayjournal_ray_api_calls_total{outcome="ok",verb="get"}', text)
+        forbidden = re.findall(r'rayjournal_kube_api_calls_total\{code="403"[^\n]*', text)
+        self.assertEqual(forbidden, [], "the operator needed more than deploy/rbac.yaml grants")
+        self.assertNotIn("forbidden", op.log().lower())
+        events = self.kube.list("Event", self.ns)
+        self.assertTrue(any(e.get("reason") == "CreatedRayCluster" for e in events), events)
+
+    def test_two_shards_split_rayjobs(self):
+        names = [f"s{i}" for i in range(6)]
+        journals = [self.journal + "-shard0", self.journal + "-shard1"]
+        for i in range(2):
+            self.start_operator("--shard-count=2", f"--shard-index={i}",
+                                f"--leader-elect-namespace={self.ns}",
+                                "--leader-elect-retry-period=1", "--leader-elect-renew-deadline=3",
+                                "--leader-elect-lease-duration=4", journal=journals[i])
+        for n in names:
+            self.kube.create("RayJob", rayjob(self.ns, n, mode="HTTPMode", entrypoint="echo hi"))
+        for n in names:
+            self.assertEqual(self.wait_status(n, "Complete")["jobStatus"], "SUCCEEDED")
+        for op in self.operators:
+            op.stop()
+        owned = []
+        for j in journals:
+            state = json.loads(run([REPLAY, "state", "--journal", j]).stdout)
+            owned.append({k.split("/")[1] for k in state["jobs"] if k.startswith(self.ns + "/")})
+            self.verify_journal(j)
+        self.assertEqual(owned[0] & owned[1], set(), "no RayJob handled by both shards")
+        self.assertEqual(owned[0] | owned[1], set(names))
+        self.assertTrue(owned[0] and owned[1], f"both shards got work: {owned}")
+        leases = [l["metadata"]["name"] for l in self.kube.list("Lease", self.ns)]
+        self.assertEqual(len([l for l in leases if "-bucket-" in l]), 32, leases)
 
 
 if __name__ == "__main__":

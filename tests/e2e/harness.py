@@ -211,10 +211,17 @@ class ControlPlane:
         sign("server", "/CN=kube-apiserver",
              "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
         sign("admin", "/CN=admin/O=system:masters", "extendedKeyUsage=clientAuth\n")
+        # The operator's ServiceAccount identity: only the RBAC of deploy/ applies to it.
+        sign("operator-sa", "/CN=system:serviceaccount:rayjournal-system:rayjournal-operator",
+             "extendedKeyUsage=clientAuth\n")
         run(["openssl", "genrsa", "-out", f"{d}/sa.key", "2048"])
         run(["openssl", "rsa", "-in", f"{d}/sa.key", "-pubout", "-out", f"{d}/sa.pub"])
-        self.kubeconfig = f"{d}/admin.kubeconfig"
-        with open(self.kubeconfig, "w") as f:
+        self.kubeconfig = self.write_kubeconfig("admin")
+        self.operator_kubeconfig = self.write_kubeconfig("operator-sa")
+
+    def write_kubeconfig(self, user):
+        path = f"{self.dir}/{user}.kubeconfig"
+        with open(path, "w") as f:
             f.write(f"""apiVersion: v1
 kind: Config
 clusters:
@@ -223,15 +230,16 @@ clusters:
     server: https://127.0.0.1:{self.api_port}
     certificate-authority: ca.crt
 users:
-- name: admin
+- name: {user}
   user:
-    client-certificate: admin.crt
-    client-key: admin.key
+    client-certificate: {user}.crt
+    client-key: {user}.key
 contexts:
 - name: e2e
-  context: {{cluster: e2e, user: admin}}
+  context: {{cluster: e2e, user: {user}}}
 current-context: e2e
 """)
+        return path
 
     def start_etcd(self):
         d = self.dir
