@@ -91,6 +91,14 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", logLevel, "trace, debug, info, warn, error")->capture_default_str();
   app.add_flag("!--no-progress", options.progress,
                "do not print the live progress table on a terminal");
+  // Every flag can also come from the environment: --journal-dir is RAYJOURNAL_JOURNAL_DIR.
+  for (CLI::Option* option : app.get_options()) {
+    std::string name = option->get_single_name();
+    if (name.empty() || name == "help") continue;
+    std::string env = "RAYJOURNAL_";
+    for (char ch : name) env += ch == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(ch)));
+    option->envname(env);
+  }
   CLI11_PARSE(app, argc, argv);
 
   auto logger = spdlog::stderr_color_mt("rayjournal");
