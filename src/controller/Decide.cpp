@@ -118,6 +118,16 @@ bool ensureCluster(Ctx& c) {
   return true;
 }
 
+// KubeRay's `state: ready` never goes back (W15); a HeadPodReady condition, when the
+// RayCluster controller writes one, is the current signal and must agree.
+bool clusterReadyNow(const json& clusterStatus) {
+  if (clusterStatus.value("state", "") != "ready") return false;
+  for (const auto& c : clusterStatus.value("conditions", json::array())) {
+    if (c.value("type", "") == "HeadPodReady") return c.value("status", "") == "True";
+  }
+  return true;
+}
+
 void decideInitializing(Ctx& c) {
   if (c.job.spec.suspend) {
     c.st.jobDeploymentStatus = "Suspending";
@@ -127,7 +137,7 @@ void decideInitializing(Ctx& c) {
   if (!ensureCluster(c)) return;
   if (c.st.dashboardURL.empty()) {
     json clusterStatus = c.o.cluster->value("status", json::object());
-    if (clusterStatus.value("state", "") != "ready") {
+    if (!clusterReadyNow(clusterStatus)) {
       c.st.rayClusterStatus = clusterStatus;
       c.plan.why = "waiting for RayCluster " + c.st.rayClusterName + " to be ready";
       return;

@@ -104,7 +104,17 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
                                    {{"name", "client"}, {"port", 10001}}})}}}}});
   }
   std::vector<std::string> wanted{name + "-head"};
-  if (!pods.count(name + "-head"))
+  json previous = cluster.value("status", json::object());
+  bool provisioned = false;  // KubeRay's RayClusterProvisioned: sticky, unlike `state`
+  for (const auto& c : previous.value("conditions", json::array())) {
+    if (c.value("type", "") == "RayClusterProvisioned" && c.value("status", "") == "True")
+      provisioned = true;
+  }
+  // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
+  bool noHeadRestart = cluster["metadata"]
+                           .value("annotations", json::object())
+                           .value("ray.io/disable-provisioned-head-restart", "") == "true";
+  if (!pods.count(name + "-head") && !(noHeadRestart && provisioned))
     plan.creates.push_back({"Pod", podFrom(spec.value("headGroupSpec", json::object()),
                                            name + "-head", cluster, headLabels)});
   int desiredWorkers = 0, readyWorkers = 0;
@@ -140,7 +150,6 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   bool headReady = head != pods.end() && podReady(*head->second);
   bool allReady = headReady && readyWorkers == desiredWorkers;
 
-  json previous = cluster.value("status", json::object());
   json status = previous;
   json oldConditions = previous.value("conditions", json::array());
   status["desiredWorkerReplicas"] = desiredWorkers;
@@ -156,9 +165,10 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
       {condition("HeadPodReady", headReady,
                  headReady ? "HeadPodRunningAndReady" : "HeadPodNotReady",
                  headReady ? "" : "the head Pod is not running and ready", oldConditions),
-       condition("RayClusterProvisioned", allReady,
-                 allReady ? "AllPodRunningAndReadyFirstTime" : "RayClusterPodsProvisioning", "",
-                 oldConditions)});
+       condition("RayClusterProvisioned", allReady || provisioned,
+                 allReady || provisioned ? "AllPodRunningAndReadyFirstTime"
+                                         : "RayClusterPodsProvisioning",
+                 "", oldConditions)});
   status["observedGeneration"] = cluster["metadata"].value("generation", 0);
   if (status != previous) plan.status = status;
   plan.why = allReady ? "all " + std::to_string(wanted.size()) + " Pods ready"

@@ -4,7 +4,9 @@
 // Pods get deterministic names (<cluster>-head, <cluster>-<group>-worker-<i>), so a lost
 // create response can never produce a second head Pod (W14); readiness is recomputed from the
 // Pods every time, so a head Pod that stops being ready turns the cluster back to not-ready
-// (W15). Pure: no I/O, no clock.
+// (W15); the RayClusterProvisioned condition stays True once reached, as in KubeRay, and with
+// the ray.io/disable-provisioned-head-restart annotation a provisioned cluster's head Pod is
+// not recreated (SidecarMode). Pure: no I/O, no clock.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -401,4 +401,48 @@ TEST(KubeRayScenario, W18_ObservedGeneration) {
 }
 
 }  // namespace
+// W14: the head Pod create's response is lost (applied, error returned); the next pass
+// re-creates under the same deterministic name, gets AlreadyExists, and there is one head.
+TEST(KubeRayScenario, W14_LostHeadPodCreateResponseNeverMakesASecondHead) {
+  SimHarness h;
+  h.kube.injectFault({"create", "Pod", 1, 504, "Timeout", true});
+  h.apply(sampleRayJob("w14", "HTTPMode"));
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w14") == "Complete"; }));
+  std::string cluster = status(h, "w14")["rayClusterName"];
+  auto heads = h.kube.list("Pod", "default", {{"ray.io/cluster", cluster}, {"ray.io/node-type", "head"}});
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_EQ(heads[0]["metadata"]["name"], cluster + "-head");
+}
+
+// W15: a head Pod that goes away turns the cluster back to not ready (KubeRay keeps `ready`),
+// so a RayJob using that cluster through clusterSelector waits instead of submitting.
+TEST(KubeRayScenario, W15_ReadinessIsNotSticky) {
+  SimHarness h;
+  json cluster{
+      {"apiVersion", "ray.io/v1"},
+      {"kind", "RayCluster"},
+      {"metadata", {{"name", "shared"}, {"namespace", "default"}}},
+      {"spec",
+       {{"headGroupSpec",
+         {{"template",
+           {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
+  h.kube.create("RayCluster", cluster);
+  auto state = [&] {
+    return h.kube.get("RayCluster", "default", "shared")->value("status", json::object()).value("state", "");
+  };
+  ASSERT_TRUE(h.runUntil([&] { return state() == "ready"; }));
+  h.kube.remove("Pod", "default", "shared-head");
+  h.world.advance();
+  EXPECT_EQ(state(), "") << "a cluster without its head is not ready";
+  json job = sampleRayJob("w15", "HTTPMode");
+  job["spec"].erase("rayClusterSpec");
+  job["spec"]["clusterSelector"] = {{"ray.io/cluster", "shared"}};
+  h.apply(job);
+  h.reconciler->reconcile("default/w15");
+  h.reconciler->reconcile("default/w15");
+  EXPECT_EQ(h.deploymentStatus("w15"), "Initializing");
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w15") == "Complete"; }));
+  EXPECT_EQ(h.kube.list("Pod", "default", {{"ray.io/node-type", "head"}}).size(), 1u);
+}
+
 }  // namespace rayjournal::testing

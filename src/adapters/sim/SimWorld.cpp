@@ -1,6 +1,7 @@
 #include "adapters/sim/SimWorld.h"
 
 #include "adapters/TimeFormat.h"
+#include "controller/RayClusterDecide.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -58,19 +59,6 @@ std::string envValue(const json& container, const std::string& name) {
 }
 
 }  // namespace
-
-json SimWorld::ownedMeta(const std::string& name, const json& owner, const std::string& kind,
-                         json labels) {
-  return {{"name", name},
-          {"namespace", owner["metadata"]["namespace"]},
-          {"labels", std::move(labels)},
-          {"ownerReferences", json::array({{{"apiVersion", "ray.io/v1"},
-                                            {"kind", kind},
-                                            {"name", owner["metadata"]["name"]},
-                                            {"uid", owner["metadata"]["uid"]},
-                                            {"controller", true},
-                                            {"blockOwnerDeletion", true}}})}};
-}
 
 SimWorld::SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptions options)
     : kube_(kube), ray_(ray), clock_(clock), options_(options) {
@@ -143,87 +131,33 @@ int SimWorld::advance() {
   return changes;
 }
 
+// The RayCluster controller's own decision (controller/RayClusterDecide), applied to the
+// simulated cluster: the simulator runs the same code as a real cluster.
 int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
   auto found = kube_.get("RayCluster", ns, c);
-  if (!found || (*found)["metadata"].contains("deletionTimestamp")) return 0;
-  json cluster = *found;
+  if (!found) return 0;
+  controller::ClusterObserved observed{
+      *found, kube_.list("Pod", ns, {{"ray.io/cluster", c}}),
+      exists(kube_, "Service", ns, controller::headServiceName(c))};
+  controller::ClusterPlan plan = controller::decideRayCluster(observed);
   int changes = 0;
-  {
-    json labels{{"ray.io/cluster", c}, {"app.kubernetes.io/created-by", "kuberay-operator"}};
-    json head = labels;
-    head["ray.io/node-type"] = "head";
-    head["ray.io/group"] = "headgroup";
-    changes += ensure(kube_, "Service",
-                      {{"apiVersion", "v1"},
-                       {"kind", "Service"},
-                       {"metadata", ownedMeta(c + "-head-svc", cluster, "RayCluster", head)},
-                       {"spec",
-                        {{"clusterIP", "None"},
-                         {"selector", head},
-                         {"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}});
-    std::vector<std::string> pods{c + "-head"};
-    json headSpec = cluster["spec"]
-                        .value("headGroupSpec", json::object())
-                        .value("template", json::object())
-                        .value("spec", json::object());
-    bool noRestart = cluster["metadata"]
-                         .value("annotations", json::object())
-                         .value("ray.io/disable-provisioned-head-restart", "") == "true";
-    if (!(noRestart && cluster.value("status", json::object()).value("state", "") == "ready")) {
-      changes += ensure(kube_, "Pod",
-                        {{"apiVersion", "v1"},
-                         {"kind", "Pod"},
-                         {"metadata", ownedMeta(c + "-head", cluster, "RayCluster", head)},
-                         {"spec", headSpec},
-                         {"status", {{"phase", "Pending"}}}});
-    }
-    int desiredWorkers = 0;
-    for (const auto& group : cluster["spec"].value("workerGroupSpecs", json::array())) {
-      if (group.value("suspend", false)) {
-        for (const auto& pod : kube_.list(
-                 "Pod", ns,
-                 {{"ray.io/cluster", c}, {"ray.io/group", group.value("groupName", "workers")}})) {
-          kube_.remove("Pod", ns, pod["metadata"]["name"]);
-          ++changes;
-        }
-        continue;
-      }
-      int replicas =
-          group.value("replicas", group.value("minReplicas", 0)) * group.value("numOfHosts", 1);
-      json worker = labels;
-      worker["ray.io/node-type"] = "worker";
-      worker["ray.io/group"] = group.value("groupName", "workers");
-      for (int i = 0; i < replicas; ++i) {
-        std::string name =
-            c + "-" + group.value("groupName", "workers") + "-worker-" + std::to_string(i);
-        pods.push_back(name);
-        changes += ensure(kube_, "Pod",
-                          {{"apiVersion", "v1"},
-                           {"kind", "Pod"},
-                           {"metadata", ownedMeta(name, cluster, "RayCluster", worker)},
-                           {"status", {{"phase", "Pending"}}}});
-      }
-      desiredWorkers += replicas;
-    }
-    int ready = 0;
-    for (const auto& name : pods) {
-      auto pod = kube_.get("Pod", ns, name);
-      if (pod && (*pod)["status"].value("phase", "") == "Running") ++ready;
-    }
-    json status = cluster.value("status", json::object());
-    bool allReady = ready == int(pods.size());
-    std::string state = allReady || status.value("state", "") == "ready" ? "ready" : "";
-    json next = status;
-    next["desiredWorkerReplicas"] = desiredWorkers;
-    next["readyWorkerReplicas"] = std::max(0, ready - 1);
-    next["availableWorkerReplicas"] = std::max(0, ready - 1);
-    next["head"] = {{"podName", c + "-head"}, {"serviceName", c + "-head-svc"}};
-    if (!state.empty()) next["state"] = state;
-    if (next != status) {
-      cluster["status"] = next;
-      cluster = kube_.updateStatus("RayCluster", cluster);
+  for (auto [kind, object] : plan.creates) {
+    if (kind == "Pod") object["status"] = {{"phase", "Pending"}};  // as the API server defaults it
+    changes += ensure(kube_, kind, object);
+  }
+  for (const auto& pod : plan.deletePods) {
+    try {
+      kube_.remove("Pod", ns, pod);
       ++changes;
+    } catch (const kube::ApiError& e) {
+      if (!e.notFound()) throw;
     }
+  }
+  if (!plan.status.is_null()) {
+    json next = *found;
+    next["status"] = plan.status;
+    kube_.updateStatus("RayCluster", next);
+    ++changes;
   }
   return changes;
 }

@@ -1,7 +1,7 @@
 // The rest of the simulated cluster, advanced by advance(): a kubelet (Pods become Running and
-// Ready after podStartDelayMs), a RayCluster provisioner standing in for the RayCluster
-// controller (deterministic head Pod <c>-head, head Service <c>-head-svc with the dashboard
-// port, worker Pods <c>-<group>-worker-<i>, status.state "ready" once every Pod is Ready), and
+// Ready after podStartDelayMs), the operator's own RayCluster decision (controller/
+// RayClusterDecide: head Pod <c>-head, head Service <c>-head-svc with the dashboard port,
+// worker Pods <c>-<group>-worker-<i>, status.state "ready" while every Pod is Ready), and
 // a Job controller that runs submitter Jobs the way KubeRay's submitter shell does (status
 // check, submit if absent, follow until the Ray job is terminal).
 // Event-driven: it watches RayClusters, Pods and Jobs and each advance() visits only objects that
@@ -38,7 +38,6 @@ class SimWorld {
   void mark(Keys& keys, const std::string& key);
   bool submitterBroken(const json& job);
   int runSubmitterJob(json job);
-  json ownedMeta(const std::string& name, const json& owner, const std::string& kind, json labels);
 
   SimKube& kube_;
   SimRay& ray_;

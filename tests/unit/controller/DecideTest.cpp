@@ -242,5 +242,34 @@ TEST(DecideTest, DecideIsDeterministic) {
   EXPECT_EQ(writtenStatus(a)["rayClusterName"], writtenStatus(b)["rayClusterName"]);
 }
 
+// W15: KubeRay's `state: ready` is sticky; the current HeadPodReady condition must agree.
+TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
+  json doc = manifest();
+  doc["spec"]["submissionMode"] = "HTTPMode";
+  doc["status"] = {{"jobDeploymentStatus", "Initializing"},
+                   {"rayClusterName", "c"},
+                   {"jobId", "j"},
+                   {"startTime", toRfc3339(0)}};
+  doc["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
+  Observed o = observed(doc);
+  json headSvc{{"metadata", {{"name", "c-head-svc"}}},
+               {"spec", {{"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}};
+  o.headService = headSvc;
+  json headNotReady{{"type", "HeadPodReady"}, {"status", "False"}};
+  json owner{{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"}, {"name", "job"},
+             {"uid", "uid-1"}, {"controller", true}};
+  o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
+                   {"status", {{"state", "ready"}, {"conditions", json::array({headNotReady})}}}};
+  Plan waiting = decide(o, {}, 1000, {});
+  EXPECT_NE(waiting.why.find("waiting for RayCluster c to be ready"), std::string::npos)
+      << waiting.why;
+  (*o.cluster)["status"]["conditions"][0]["status"] = "True";
+  Plan go = decide(o, {}, 1000, {});
+  EXPECT_EQ(writtenStatus(go).value("jobDeploymentStatus", ""), "Running") << go.why;
+  // Without the condition (a RayCluster controller that does not write it), state decides.
+  (*o.cluster)["status"].erase("conditions");
+  EXPECT_EQ(writtenStatus(decide(o, {}, 1000, {})).value("jobDeploymentStatus", ""), "Running");
+}
+
 }  // namespace
 }  // namespace rayjournal::controller
