@@ -295,6 +295,24 @@ class E2E(unittest.TestCase):
         self.verify_journal(journal_a)
         self.verify_journal(journal_b)
 
+    def test_submitter_pod_deleted_recovers_without_resubmitting(self):
+        # KubeRay's "RayJob should recover after pod deletion" (reference scenario 16).
+        self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "s16", entrypoint="sleep 10 && echo s16"))
+        s = self.wait_status("s16", "Running")
+        wait_until("Ray job RUNNING",
+                   lambda: (self.ray.job(s["jobId"]) or {}).get("status") == "RUNNING", 120, 0.5)
+        pods = self.kube.list("Pod", self.ns, "job-name=s16")
+        self.assertEqual(len(pods), 1)
+        self.kube.delete("Pod", self.ns, pods[0]["metadata"]["name"])
+        wait_until("a replacement submitter Pod",
+                   lambda: any(p["metadata"]["name"] != pods[0]["metadata"]["name"]
+                               for p in self.kube.list("Pod", self.ns, "job-name=s16")), 60)
+        s = self.wait_status("s16", "Complete")
+        self.assertEqual(s["jobStatus"], "SUCCEEDED")
+        self.assertEqual(len(self.ray_submissions(s["jobId"])), 1, "attached, not resubmitted")
+        self.verify_journal()
+
     def test_deploy_manifests_pass_server_dry_run(self):
         deploy = os.path.join(ROOT, "deploy")
         self.cp.kubectl("apply", "-f", os.path.join(deploy, "operator/namespace.yaml"))
