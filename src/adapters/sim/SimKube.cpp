@@ -183,6 +183,19 @@ void SimKube::index(const std::string& key, const json& object, bool add) {
   }
 }
 
+std::vector<json> SimKube::listOwned(const std::string& kind, const std::string& ownerUid) {
+  std::lock_guard lock(mu_);
+  std::vector<json> out;
+  auto it = dependents_.find(ownerUid);
+  if (it == dependents_.end()) return out;
+  for (const auto& key : it->second) {
+    if (key.compare(0, kind.size() + 1, kind + "/") != 0) continue;
+    auto object = objects_.find(key);
+    if (object != objects_.end()) out.push_back(object->second);
+  }
+  return out;
+}
+
 std::vector<json> SimKube::listWhere(const std::string& kind,
                                      const std::function<bool(const json&)>& filter) {
   std::lock_guard lock(mu_);

@@ -50,6 +50,9 @@ class SimKube : public kube::KubeClient {
 
   // Like list, but the filter runs under the lock and only matches are copied (the simulated
   // world's actors use it to skip objects with nothing to do).
+  // Objects of kind whose ownerReferences name ownerUid (the garbage collector's index): what a
+  // real controller's informer gives by owner, without scanning every object of the kind.
+  std::vector<json> listOwned(const std::string& kind, const std::string& ownerUid);
   std::vector<json> listWhere(const std::string& kind,
                               const std::function<bool(const json&)>& filter);
 

@@ -137,7 +137,7 @@ int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
   auto found = kube_.get("RayCluster", ns, c);
   if (!found) return 0;
   controller::ClusterObserved observed{
-      *found, kube_.list("Pod", ns, {{"ray.io/cluster", c}}),
+      *found, kube_.listOwned("Pod", (*found)["metadata"].value("uid", "")),
       exists(kube_, "Service", ns, controller::headServiceName(c))};
   controller::ClusterPlan plan = controller::decideRayCluster(observed);
   int changes = 0;

@@ -53,6 +53,24 @@ TEST(SimKubeTest, FinalizersHoldDeletionAndOwnersCascade) {
   EXPECT_FALSE(kube.get("RayCluster", "default", "child")) << "dependents are garbage-collected";
 }
 
+// The simulated RayCluster controller reads a cluster's Pods by owner (an index), not by
+// scanning every Pod: the scan made the simulator quadratic in the number of clusters.
+TEST(SimKubeTest, ListOwnedUsesTheOwnerIndex) {
+  ManualClock clock;
+  SimKube kube(clock);
+  json owner = kube.create("RayCluster", object("c"));
+  json ref = json::array({{{"kind", "RayCluster"}, {"name", "c"},
+                           {"uid", owner["metadata"]["uid"]}, {"controller", true}}});
+  kube.create("Pod", object("c-head", ref));
+  kube.create("Pod", object("other"));
+  kube.create("Service", object("c-head-svc", ref));
+  auto pods = kube.listOwned("Pod", owner["metadata"]["uid"]);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0]["metadata"]["name"], "c-head");
+  kube.remove("Pod", "default", "c-head");
+  EXPECT_TRUE(kube.listOwned("Pod", owner["metadata"]["uid"]).empty());
+}
+
 TEST(SimKubeTest, OrphanPropagationKeepsDependents) {
   ManualClock clock;
   SimKube kube(clock);
