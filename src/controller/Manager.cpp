@@ -24,7 +24,8 @@ Manager::~Manager() {
 void Manager::onOwned(const json& object) {
   for (const auto& ref : object["metadata"].value("ownerReferences", json::array())) {
     if (ref.value("kind", "") == "RayJob" && ref.value("controller", false)) {
-      std::string key = object["metadata"].value("namespace", "default") + "/" + ref.value("name", "");
+      std::string key =
+          object["metadata"].value("namespace", "default") + "/" + ref.value("name", "");
       if (!options_.owns || options_.owns(key)) queue_.add(key);
     }
   }

@@ -12,9 +12,9 @@
 
 #include "adapters/CountingClients.h"
 #include "adapters/YamlJson.h"
+#include "adapters/sim/SimWorld.h"
 #include "operator/OperatorMetrics.h"
 #include "operator/StatusServer.h"
-#include "adapters/sim/SimWorld.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::operator_ {

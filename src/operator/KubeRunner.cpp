@@ -75,8 +75,7 @@ int runAgainstKubernetes(const KubeOptions& options) {
   }
   int shardIndex = shardIndexOf(options);
   if (options.shardCount < 1 || shardIndex >= options.shardCount) {
-    spdlog::error("shard index {} is not below the shard count {}", shardIndex,
-                  options.shardCount);
+    spdlog::error("shard index {} is not below the shard count {}", shardIndex, options.shardCount);
     return 2;
   }
   kube::KubeRestOptions kubeOptions = options.kube;
@@ -147,15 +146,20 @@ int runAgainstKubernetes(const KubeOptions& options) {
   }
   CallCounter calls;
   CountingKubeClient countedKube(*kube, calls);
-  ray::RayHttpClient rayClient(options.ray);
+  ray::RayHttpOptions rayOptions = options.ray;
+  if (options.useKubernetesProxy) {
+    rayOptions.kubernetesProxy = [&kube](const std::string& method, const std::string& path,
+                                         const std::string& body, const http::Headers& headers) {
+      return kube->raw(method, path, body, headers);
+    };
+  }
+  ray::RayHttpClient rayClient(rayOptions);
   CountingRayClient countedRay(rayClient, calls);
   SystemClock clock;
   controller::Manager manager(*journal, countedKube, countedRay, clock, managerOptions);
   managerPtr = &manager;
   if (leader) {
-    manager.executor().mayAct = [&leader](const controller::RayJob&) {
-      return leader->isLeader();
-    };
+    manager.executor().mayAct = [&leader](const controller::RayJob&) { return leader->isLeader(); };
     leader->startRenewing(onLeadershipLost);
   }
   if (shards) {

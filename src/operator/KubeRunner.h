@@ -21,6 +21,7 @@ struct KubeOptions {
   std::string journalDir = "./rayjournal-data/journal";
   bool salvageJournal = false;
   bool manageRayClusters = true;
+  bool useKubernetesProxy = false;
   bool leaderElect = false;
   kube::LeaderElectionOptions leader;
   std::string metricsAddress = ":8080";  // empty: no /metrics, /healthz, /readyz

@@ -123,8 +123,8 @@ std::string Metrics::render() {
         out += name + "_bucket" + formatLabels(labels, "le", number(f.buckets[i])) + " " +
                std::to_string(s.bucketCounts[i]) + "\n";
       }
-      out += name + "_bucket" + formatLabels(labels, "le", "+Inf") + " " +
-             std::to_string(s.count) + "\n";
+      out += name + "_bucket" + formatLabels(labels, "le", "+Inf") + " " + std::to_string(s.count) +
+             "\n";
       out += name + "_sum" + formatLabels(labels) + " " + number(s.value) + "\n";
       out += name + "_count" + formatLabels(labels) + " " + std::to_string(s.count) + "\n";
     }

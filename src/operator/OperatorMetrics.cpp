@@ -24,7 +24,8 @@ std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
   m.describe("rayjournal_rayjobs", Type::Gauge, "RayJobs this process owns, by deployment status.");
   m.describe("rayjournal_kube_api_calls_total", Type::Counter,
              "Kubernetes API calls by verb, kind and HTTP code (0: unreachable).");
-  m.describe("rayjournal_ray_api_calls_total", Type::Counter, "Ray Jobs API calls by verb, outcome.");
+  m.describe("rayjournal_ray_api_calls_total", Type::Counter,
+             "Ray Jobs API calls by verb, outcome.");
   m.describe("rayjournal_leader", Type::Gauge, "1 while this process may act (Leases held).");
   m.describe("kuberay_job_info", Type::Gauge, "One series per RayJob (KubeRay's metric).");
   m.describe("kuberay_job_deployment_status", Type::Gauge,
@@ -73,8 +74,7 @@ void addOperatorCollectors(Metrics& m, MetricsSources src) {
   m.addCollector([src](Metrics& m) {
     if (src.manager) {
       m.set("rayjournal_workqueue_depth", {}, double(src.manager->queue().depth()));
-      m.set("rayjournal_in_doubt_intents", {},
-            double(src.manager->projection().inDoubt().size()));
+      m.set("rayjournal_in_doubt_intents", {}, double(src.manager->projection().inDoubt().size()));
       collectJobs(m, *src.manager);
     }
     if (src.journal) {
@@ -97,8 +97,8 @@ void addOperatorCollectors(Metrics& m, MetricsSources src) {
           m.set("rayjournal_ray_api_calls_total", {{"verb", verb.substr(4)}, {"outcome", outcome}},
                 double(n));
         else
-          m.set("rayjournal_kube_api_calls_total", {{"verb", verb}, {"kind", kind}, {"code", outcome}},
-                double(n));
+          m.set("rayjournal_kube_api_calls_total",
+                {{"verb", verb}, {"kind", kind}, {"code", outcome}}, double(n));
       }
     }
     m.set("rayjournal_leader", {}, src.leader ? src.leader() : 1.0);

@@ -43,8 +43,8 @@ int ShardLeases::held() const {
 }
 
 void ShardLeases::start() {
-  spdlog::info("sharding: replica {} of {} owns {} of {} buckets", index_, count_,
-               electors_.size(), kBuckets);
+  spdlog::info("sharding: replica {} of {} owns {} of {} buckets", index_, count_, electors_.size(),
+               kBuckets);
   for (auto& [bucket, elector] : electors_) {
     kube::LeaderElector* e = elector.get();
     threads_.emplace_back([this, e] {

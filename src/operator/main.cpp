@@ -56,15 +56,19 @@ int main(int argc, char** argv) {
   app.add_option("--ray-dashboard-address", kubeOptions.ray.dashboardOverride,
                  "host:port of the Ray dashboard for every RayJob, instead of the head Service "
                  "(out-of-cluster runs, tests)");
+  app.add_flag("--use-kubernetes-proxy", kubeOptions.useKubernetesProxy,
+               "reach Ray dashboards through the API server's service proxy (the operator runs "
+               "outside the cluster network)");
   app.add_option("--ray-timeout-ms", rayTimeoutMs, "timeout of each Ray Jobs API request")
       ->capture_default_str();
   double leaseS = 15, renewS = 10, retryS = 2;
   std::string metricsAddress;
-  auto* metricsOption = app.add_option(
-      "--metrics-bind-address", metricsAddress,
-      "host:port or :port serving /metrics, /healthz, /readyz (default :8080 against a real "
-      "cluster, off in embedded mode; 0 disables; the last one given wins)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  auto* metricsOption =
+      app.add_option(
+             "--metrics-bind-address", metricsAddress,
+             "host:port or :port serving /metrics, /healthz, /readyz (default :8080 against a real "
+             "cluster, off in embedded mode; 0 disables; the last one given wins)")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--shard-count", kubeOptions.shardCount,
                  "replicas sharing the RayJobs (StatefulSet replicas)")
       ->capture_default_str()
@@ -96,7 +100,8 @@ int main(int argc, char** argv) {
     std::string name = option->get_single_name();
     if (name.empty() || name == "help") continue;
     std::string env = "RAYJOURNAL_";
-    for (char ch : name) env += ch == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(ch)));
+    for (char ch : name)
+      env += ch == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(ch)));
     option->envname(env);
   }
   CLI11_PARSE(app, argc, argv);
@@ -120,7 +125,8 @@ int main(int argc, char** argv) {
     kubeOptions.salvageJournal = options.salvageJournal;
     kubeOptions.manager = options.manager;
     kubeOptions.kube.timeout = std::chrono::milliseconds(kubeTimeoutMs);
-    if (metricsOption->count() > 0) kubeOptions.metricsAddress = metricsAddress == "0" ? "" : metricsAddress;
+    if (metricsOption->count() > 0)
+      kubeOptions.metricsAddress = metricsAddress == "0" ? "" : metricsAddress;
     kubeOptions.leader.leaseDuration = std::chrono::milliseconds(int64_t(leaseS * 1000));
     kubeOptions.leader.renewDeadline = std::chrono::milliseconds(int64_t(renewS * 1000));
     kubeOptions.leader.retryPeriod = std::chrono::milliseconds(int64_t(retryS * 1000));

@@ -409,7 +409,8 @@ TEST(KubeRayScenario, W14_LostHeadPodCreateResponseNeverMakesASecondHead) {
   h.apply(sampleRayJob("w14", "HTTPMode"));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w14") == "Complete"; }));
   std::string cluster = status(h, "w14")["rayClusterName"];
-  auto heads = h.kube.list("Pod", "default", {{"ray.io/cluster", cluster}, {"ray.io/node-type", "head"}});
+  auto heads =
+      h.kube.list("Pod", "default", {{"ray.io/cluster", cluster}, {"ray.io/node-type", "head"}});
   ASSERT_EQ(heads.size(), 1u);
   EXPECT_EQ(heads[0]["metadata"]["name"], cluster + "-head");
 }
@@ -428,7 +429,9 @@ TEST(KubeRayScenario, W15_ReadinessIsNotSticky) {
            {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
   h.kube.create("RayCluster", cluster);
   auto state = [&] {
-    return h.kube.get("RayCluster", "default", "shared")->value("status", json::object()).value("state", "");
+    return h.kube.get("RayCluster", "default", "shared")
+        ->value("status", json::object())
+        .value("state", "");
   };
   ASSERT_TRUE(h.runUntil([&] { return state() == "ready"; }));
   h.kube.remove("Pod", "default", "shared-head");

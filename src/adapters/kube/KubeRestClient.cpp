@@ -222,6 +222,14 @@ json KubeRestClient::mergePatch(const std::string& kind, const std::string& ns,
                   patch.dump(), "application/merge-patch+json");
 }
 
+http::HttpResponse KubeRestClient::raw(const std::string& method, const std::string& path,
+                                       const std::string& body, const http::Headers& headers) {
+  limiter_.acquire();
+  http::Headers all = authHeaders();
+  for (const auto& [k, v] : headers) all[k] = v;
+  return http_.request(method, path, body, all);
+}
+
 std::string KubeRestClient::serverVersion() {
   return callJson("GET", "/version").value("gitVersion", "unknown");
 }

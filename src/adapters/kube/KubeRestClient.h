@@ -53,6 +53,9 @@ class KubeRestClient : public KubeClient {
   // JSON merge patch (RFC 7386) of the object or its subresource.
   json mergePatch(const std::string& kind, const std::string& ns, const std::string& name,
                   const json& patch, const std::string& subresource = "");
+  // Any request to the API server with this client's auth and rate limit (the service proxy).
+  http::HttpResponse raw(const std::string& method, const std::string& path,
+                         const std::string& body, const http::Headers& headers);
   // GET /version: the server's gitVersion; throws ApiError naming the server when unreachable.
   std::string serverVersion();
   // Every watch() so far has delivered its first complete list.

@@ -15,6 +15,25 @@ std::string errorText(const std::string& dashboard, const std::string& what,
 
 }  // namespace
 
+std::string serviceProxyPath(const std::string& dashboard, const std::string& target) {
+  std::string address =
+      dashboard.substr(dashboard.find("://") == std::string::npos ? 0 : dashboard.find("://") + 3);
+  auto colon = address.rfind(':');
+  std::string host = address.substr(0, colon);
+  std::string port = colon == std::string::npos ? "8265" : address.substr(colon + 1);
+  auto firstDot = host.find('.');
+  auto secondDot = firstDot == std::string::npos ? firstDot : host.find('.', firstDot + 1);
+  bool svcSuffix = secondDot != std::string::npos && host.compare(secondDot, 4, ".svc") == 0 &&
+                   (secondDot + 4 == host.size() || host[secondDot + 4] == '.');
+  if (!svcSuffix)
+    throw RayError("Ray dashboard address " + dashboard +
+                   " is not a Service address (<svc>.<namespace>.svc...); cannot use the "
+                   "Kubernetes service proxy");
+  std::string svc = host.substr(0, firstDot),
+              ns = host.substr(firstDot + 1, secondDot - firstDot - 1);
+  return "/api/v1/namespaces/" + ns + "/services/" + svc + ":" + port + "/proxy" + target;
+}
+
 http::HttpClient& RayHttpClient::clientFor(const std::string& dashboard) {
   std::string address = options_.dashboardOverride.empty() ? dashboard : options_.dashboardOverride;
   std::lock_guard lock(mu_);
@@ -32,6 +51,8 @@ http::HttpResponse RayHttpClient::call(const std::string& dashboard, const std::
   if (!body.empty()) headers["Content-Type"] = "application/json";
   if (!options_.authToken.empty()) headers["Authorization"] = "Bearer " + options_.authToken;
   try {
+    if (options_.kubernetesProxy)
+      return options_.kubernetesProxy(method, serviceProxyPath(dashboard, target), body, headers);
     return clientFor(dashboard).request(method, target, body, headers);
   } catch (const http::HttpError& e) {
     throw RayError(std::string("Ray dashboard unreachable: ") + e.what());

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,11 +17,22 @@
 
 namespace rayjournal::ray {
 
+// Sends one request somewhere else (the API server's service proxy): method, path, body, headers.
+using RayTransport = std::function<http::HttpResponse(const std::string&, const std::string&,
+                                                      const std::string&, const http::Headers&)>;
+
 struct RayHttpOptions {
   std::string dashboardOverride;  // host:port; empty: use the address given
-  std::string authToken;          // Ray >= 2.52 token auth (Authorization: Bearer)
+  // When set (--use-kubernetes-proxy), every call goes through the API server's service proxy
+  // to the head Service named in the dashboard address, instead of straight to it.
+  RayTransport kubernetesProxy;
+  std::string authToken;  // Ray >= 2.52 token auth (Authorization: Bearer)
   std::chrono::milliseconds timeout{5000};
 };
+
+// "/api/v1/namespaces/NS/services/SVC:PORT/proxy" + target, for a dashboard address
+// "SVC.NS.svc[.domain]:PORT"; throws RayError when the address does not name a Service.
+std::string serviceProxyPath(const std::string& dashboard, const std::string& target);
 
 class RayHttpClient : public RayJobsClient {
  public:

@@ -144,6 +144,14 @@ TEST(RayHttpClientTest, UnreachableDashboardIsARayError) {
   }
 }
 
+TEST(RayHttpClientTest, ServiceProxyPath) {
+  EXPECT_EQ(ray::serviceProxyPath("c-head-svc.team-a.svc.cluster.local:8265", "/api/jobs/x"),
+            "/api/v1/namespaces/team-a/services/c-head-svc:8265/proxy/api/jobs/x");
+  EXPECT_EQ(ray::serviceProxyPath("http://c-head-svc.ns.svc:9000", "/api/version"),
+            "/api/v1/namespaces/ns/services/c-head-svc:9000/proxy/api/version");
+  EXPECT_THROW(ray::serviceProxyPath("127.0.0.1:8265", "/api/version"), ray::RayError);
+}
+
 TEST(HttpClientTest, RejectsAnUnusableTlsConfiguration) {
   http::TlsConfig tls;
   tls.caPem = "not a certificate";

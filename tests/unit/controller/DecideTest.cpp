@@ -256,8 +256,11 @@ TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
                {"spec", {{"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}};
   o.headService = headSvc;
   json headNotReady{{"type", "HeadPodReady"}, {"status", "False"}};
-  json owner{{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"}, {"name", "job"},
-             {"uid", "uid-1"}, {"controller", true}};
+  json owner{{"apiVersion", "ray.io/v1"},
+             {"kind", "RayJob"},
+             {"name", "job"},
+             {"uid", "uid-1"},
+             {"controller", true}};
   o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
                    {"status", {{"state", "ready"}, {"conditions", json::array({headNotReady})}}}};
   Plan waiting = decide(o, {}, 1000, {});

@@ -59,8 +59,10 @@ TEST(SimKubeTest, ListOwnedUsesTheOwnerIndex) {
   ManualClock clock;
   SimKube kube(clock);
   json owner = kube.create("RayCluster", object("c"));
-  json ref = json::array({{{"kind", "RayCluster"}, {"name", "c"},
-                           {"uid", owner["metadata"]["uid"]}, {"controller", true}}});
+  json ref = json::array({{{"kind", "RayCluster"},
+                           {"name", "c"},
+                           {"uid", owner["metadata"]["uid"]},
+                           {"controller", true}}});
   kube.create("Pod", object("c-head", ref));
   kube.create("Pod", object("other"));
   kube.create("Service", object("c-head-svc", ref));
