@@ -55,6 +55,20 @@ std::optional<kube::json> CountingKubeClient::get(const std::string& kind, const
   return found;
 }
 
+std::optional<kube::json> CountingKubeClient::getLive(const std::string& kind,
+                                                      const std::string& ns,
+                                                      const std::string& name) {
+  std::optional<kube::json> found;
+  try {
+    found = inner_.getLive(kind, ns, name);
+  } catch (const kube::ApiError& e) {
+    counter_.add("get", kind, std::to_string(e.code()));
+    throw;
+  }
+  counter_.add("get", kind, found ? "200" : "404");
+  return found;
+}
+
 std::vector<kube::json> CountingKubeClient::list(const std::string& kind, const std::string& ns,
                                                  const std::map<std::string, std::string>& l) {
   return counted("list", kind, "200", [&] { return inner_.list(kind, ns, l); });

@@ -34,6 +34,8 @@ class CountingKubeClient : public kube::KubeClient {
       : inner_(inner), counter_(counter) {}
   std::optional<kube::json> get(const std::string& kind, const std::string& ns,
                                 const std::string& name) override;
+  std::optional<kube::json> getLive(const std::string& kind, const std::string& ns,
+                                    const std::string& name) override;
   std::vector<kube::json> list(const std::string& kind, const std::string& ns,
                                const std::map<std::string, std::string>& labels) override;
   kube::json create(const std::string& kind, const kube::json& object) override;
@@ -44,6 +46,7 @@ class CountingKubeClient : public kube::KubeClient {
   void watch(const std::string& kind, kube::WatchCallback callback) override {
     inner_.watch(kind, std::move(callback));
   }
+  bool watchesSynced() const override { return inner_.watchesSynced(); }
 
  private:
   template <class F>

@@ -160,7 +160,7 @@ std::string Executor::create(const RayJob& job, const std::string& kind, const I
                     " " + job.ns + "/" + intent.target + ": " + e.what()});
       throw;
     }
-    auto existing = kube_.get(kind, job.ns, intent.target);
+    auto existing = kube_.getLive(kind, job.ns, intent.target);
     if (existing && ownedBy(*existing, job.uid)) return "adopted";
     std::string message = kind + " " + job.ns + "/" + intent.target +
                           " already exists and is not owned by RayJob " + job.key() + " (uid " +

@@ -23,12 +23,12 @@ std::string resolve(const std::string& key, const IntentFact& intent, kube::Kube
                     ray::RayJobsClient& ray) {
   std::string ns = key.substr(0, key.find('/'));
   std::string name = key.substr(key.find('/') + 1);
-  auto job = kube.get("RayJob", ns, name);
+  auto job = kube.getLive("RayJob", ns, name);
   const std::string& a = intent.action;
   if (a == "CreateRayCluster" || a == "CreateSubmitterJob")
-    return kube.get(childKind(a), ns, intent.target) ? "found" : "absent";
+    return kube.getLive(childKind(a), ns, intent.target) ? "found" : "absent";
   if (a == "DeleteRayCluster" || a == "DeleteSubmitterJob" || a == "DeleteRayJob") {
-    return kube.get(childKind(a), ns, intent.target) ? "absent" : "found";
+    return kube.getLive(childKind(a), ns, intent.target) ? "absent" : "found";
   }
   if (!job) return "superseded";
   json status = (*job).value("status", json::object());

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "adapters/CountingClients.h"
+#include "adapters/kube/InformerCache.h"
 #include "controller/RayClusterController.h"
 #include "operator/OperatorMetrics.h"
 #include "operator/ShardLeases.h"
@@ -146,6 +147,18 @@ int runAgainstKubernetes(const KubeOptions& options) {
   }
   CallCounter calls;
   CountingKubeClient countedKube(*kube, calls);
+  // Reads of the reconcile loop come from watch-fed caches, not API calls (the Service cache
+  // is unfiltered: the RayJob's own head Service carries no kuberay label).
+  kube::InformerCache cache(countedKube, {"RayJob", "RayCluster", "Job", "Pod", "Service"});
+  try {
+    cache.start(std::chrono::seconds(120));
+  } catch (const std::exception& e) {
+    spdlog::error("cannot fill the informer caches from {}: {}", config.server, e.what());
+    return 5;
+  }
+  spdlog::info("informer caches synced: {} RayJobs, {} RayClusters, {} Jobs, {} Pods, {} Services",
+               cache.size("RayJob"), cache.size("RayCluster"), cache.size("Job"), cache.size("Pod"),
+               cache.size("Service"));
   ray::RayHttpOptions rayOptions = options.ray;
   if (options.useKubernetesProxy) {
     rayOptions.kubernetesProxy = [&kube](const std::string& method, const std::string& path,
@@ -156,7 +169,7 @@ int runAgainstKubernetes(const KubeOptions& options) {
   ray::RayHttpClient rayClient(rayOptions);
   CountingRayClient countedRay(rayClient, calls);
   SystemClock clock;
-  controller::Manager manager(*journal, countedKube, countedRay, clock, managerOptions);
+  controller::Manager manager(*journal, cache, countedRay, clock, managerOptions);
   managerPtr = &manager;
   if (leader) {
     manager.executor().mayAct = [&leader](const controller::RayJob&) { return leader->isLeader(); };
@@ -173,7 +186,7 @@ int runAgainstKubernetes(const KubeOptions& options) {
                                   }});
   std::unique_ptr<controller::RayClusterController> clusters;
   if (options.manageRayClusters) {
-    clusters = std::make_unique<controller::RayClusterController>(countedKube, clock);
+    clusters = std::make_unique<controller::RayClusterController>(cache, clock);
     clusters->start();
   }
   recovery = manager.start();

@@ -357,6 +357,11 @@ class E2E(unittest.TestCase):
         self.assertRegex(text, r'rayjournal_reconcile_duration_seconds_count [1-9]')
         self.assertIn("rayjournal_leader 1", text)
         self.assertIn('rayjournal_ray_api_calls_total{outcome="ok",verb="get"}', text)
+        # Reconciles read from the informer caches: reads are not API calls.
+        gets = sum(float(v) for v in re.findall(
+            r'rayjournal_kube_api_calls_total\{code="[0-9]+",kind="[A-Za-z]+",verb="get"\} ([0-9.e+]+)',
+            text))
+        self.assertLess(gets, 5, "GETs hit the API server instead of the caches")
         forbidden = re.findall(r'rayjournal_kube_api_calls_total\{code="403"[^\n]*', text)
         self.assertEqual(forbidden, [], "the operator needed more than deploy/rbac.yaml grants")
         self.assertNotIn("forbidden", op.log().lower())

@@ -42,6 +42,12 @@ class KubeClient {
   // kind is the resource kind ("RayJob", "RayCluster", "Job", "Pod", "Service", "Event").
   virtual std::optional<json> get(const std::string& kind, const std::string& ns,
                                   const std::string& name) = 0;
+  // A read that bypasses any cache (adoption after AlreadyExists, recovery of in-doubt intents:
+  // answers that must reflect the server now). Default: get().
+  virtual std::optional<json> getLive(const std::string& kind, const std::string& ns,
+                                      const std::string& name) {
+    return get(kind, ns, name);
+  }
   virtual std::vector<json> list(const std::string& kind, const std::string& ns,
                                  const std::map<std::string, std::string>& labels = {}) = 0;
   // Throws ApiError 409 AlreadyExists when the name is taken.
@@ -56,6 +62,8 @@ class KubeClient {
   // Calls back for every change of that kind, from a thread of the implementation's choosing,
   // starting with Added for every existing object. The callback must not block for long.
   virtual void watch(const std::string& kind, WatchCallback callback) = 0;
+  // Every watch() so far has delivered its first complete list (Added for every object).
+  virtual bool watchesSynced() const { return true; }
 };
 
 }  // namespace rayjournal::kube

@@ -60,6 +60,7 @@ class KubeRestClient : public KubeClient {
   std::string serverVersion();
   // Every watch() so far has delivered its first complete list.
   bool synced() const { return unsyncedWatches_ == 0; }
+  bool watchesSynced() const override { return synced(); }
   // Ends every watch loop (no callback runs after this returns).
   void stopWatches();
   const KubeConfig& config() const { return config_; }

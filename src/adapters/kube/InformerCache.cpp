@@ -1,0 +1,163 @@
+#include "adapters/kube/InformerCache.h"
+
+#include <thread>
+
+namespace rayjournal::kube {
+namespace {
+
+std::string keyOf(const json& o) {
+  return o["metadata"].value("namespace", "") + "/" + o["metadata"].value("name", "");
+}
+
+// resourceVersions are opaque, but etcd's are increasing integers: compare when both are.
+bool olderThan(const json& incoming, const json& cached) {
+  std::string a = incoming["metadata"].value("resourceVersion", "");
+  std::string b = cached["metadata"].value("resourceVersion", "");
+  if (a.empty() || b.empty() || a.find_first_not_of("0123456789") != std::string::npos ||
+      b.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
+bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
+  const json meta = o.value("metadata", json::object());
+  const json have = meta.value("labels", json::object());
+  for (const auto& [k, v] : labels) {
+    auto it = have.find(k);
+    if (it == have.end() || !it->is_string() || it->get<std::string>() != v) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+InformerCache::InformerCache(KubeClient& inner, std::set<std::string> kinds) : inner_(inner) {
+  for (const auto& kind : kinds) stores_[kind];
+}
+
+void InformerCache::start(std::chrono::milliseconds timeout) {
+  for (auto& [kind, store] : stores_) {
+    std::string k = kind;
+    inner_.watch(k, [this, k](WatchEventType type, const json& o) { onEvent(k, type, o); });
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!inner_.watchesSynced()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw ApiError(0, "CacheSyncTimeout",
+                     "the watches did not deliver their first list within " +
+                         std::to_string(timeout.count()) + " ms");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::unique_lock lock(mu_);
+  for (auto& [kind, store] : stores_) store.synced = true;
+}
+
+void InformerCache::onEvent(const std::string& kind, WatchEventType type, const json& object) {
+  {
+    std::unique_lock lock(mu_);
+    Store& store = stores_.at(kind);
+    std::string key = keyOf(object);
+    if (type == WatchEventType::Deleted) {
+      store.objects.erase(key);
+    } else {
+      auto& slot = store.objects[key];
+      if (slot.is_null() || !olderThan(object, slot)) slot = object;
+    }
+  }
+  std::vector<WatchCallback> listeners;
+  {
+    std::shared_lock lock(mu_);
+    listeners = stores_.at(kind).listeners;
+  }
+  std::lock_guard dispatch(dispatchMu_);
+  for (auto& l : listeners) l(type, object);
+}
+
+void InformerCache::remember(const std::string& kind, const json& object) {
+  if (!cached(kind) || !object.is_object()) return;
+  std::unique_lock lock(mu_);
+  auto& slot = stores_.at(kind).objects[keyOf(object)];
+  if (slot.is_null() || !olderThan(object, slot)) slot = object;
+}
+
+std::optional<json> InformerCache::get(const std::string& kind, const std::string& ns,
+                                       const std::string& name) {
+  if (cached(kind)) {
+    std::shared_lock lock(mu_);
+    const Store& store = stores_.at(kind);
+    if (store.synced) {
+      auto it = store.objects.find(ns + "/" + name);
+      if (it == store.objects.end()) return std::nullopt;
+      return it->second;
+    }
+  }
+  return inner_.get(kind, ns, name);
+}
+
+std::optional<json> InformerCache::getLive(const std::string& kind, const std::string& ns,
+                                           const std::string& name) {
+  auto found = inner_.getLive(kind, ns, name);
+  if (found) remember(kind, *found);
+  return found;
+}
+
+std::vector<json> InformerCache::list(const std::string& kind, const std::string& ns,
+                                      const std::map<std::string, std::string>& labels) {
+  if (cached(kind)) {
+    std::shared_lock lock(mu_);
+    const Store& store = stores_.at(kind);
+    if (store.synced) {
+      std::vector<json> out;
+      for (const auto& [key, o] : store.objects) {
+        if ((ns.empty() || key.compare(0, ns.size() + 1, ns + "/") == 0) && labelsMatch(o, labels))
+          out.push_back(o);
+      }
+      return out;
+    }
+  }
+  return inner_.list(kind, ns, labels);
+}
+
+json InformerCache::create(const std::string& kind, const json& object) {
+  json created = inner_.create(kind, object);
+  remember(kind, created);
+  return created;
+}
+
+json InformerCache::update(const std::string& kind, const json& object) {
+  json updated = inner_.update(kind, object);
+  remember(kind, updated);
+  return updated;
+}
+
+json InformerCache::updateStatus(const std::string& kind, const json& object) {
+  json updated = inner_.updateStatus(kind, object);
+  remember(kind, updated);
+  return updated;
+}
+
+void InformerCache::remove(const std::string& kind, const std::string& ns, const std::string& name,
+                           Propagation propagation) {
+  inner_.remove(kind, ns, name, propagation);
+}
+
+void InformerCache::watch(const std::string& kind, WatchCallback callback) {
+  if (!cached(kind)) return inner_.watch(kind, std::move(callback));
+  std::vector<json> existing;
+  {
+    std::unique_lock lock(mu_);
+    Store& store = stores_.at(kind);
+    for (const auto& [key, o] : store.objects) existing.push_back(o);
+    store.listeners.push_back(callback);
+  }
+  std::lock_guard dispatch(dispatchMu_);
+  for (const auto& o : existing) callback(WatchEventType::Added, o);
+}
+
+size_t InformerCache::size(const std::string& kind) const {
+  std::shared_lock lock(mu_);
+  auto it = stores_.find(kind);
+  return it == stores_.end() ? 0 : it->second.objects.size();
+}
+
+}  // namespace rayjournal::kube

@@ -1,0 +1,58 @@
+// A KubeClient decorator that serves get/list of the cached kinds from memory, kept current by
+// one watch per kind on the inner client (list, then watch; label-filtered like KubeRay's
+// caches by the inner client's watch selectors). The reconcile loop then reads without API
+// calls, as controller-runtime's cached client does.
+// Guarantees: start() returns once every cached kind delivered its first complete list; a write
+// through this client updates the cache with the server's answer at once (read-your-writes);
+// an older resourceVersion from the watch never replaces a newer cached object; watch()
+// listeners see Added for every cached object, then every change, in order per kind. getLive()
+// and uncached kinds go to the inner client. Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+
+#include "adapters/kube/KubeClient.h"
+
+namespace rayjournal::kube {
+
+class InformerCache : public KubeClient {
+ public:
+  InformerCache(KubeClient& inner, std::set<std::string> kinds);
+  // Starts one watch per cached kind and blocks until the inner client says they delivered
+  // their first list; throws ApiError (CacheSyncTimeout) after the timeout.
+  void start(std::chrono::milliseconds timeout);
+
+  std::optional<json> get(const std::string& kind, const std::string& ns,
+                          const std::string& name) override;
+  std::optional<json> getLive(const std::string& kind, const std::string& ns,
+                              const std::string& name) override;
+  std::vector<json> list(const std::string& kind, const std::string& ns,
+                         const std::map<std::string, std::string>& labels = {}) override;
+  json create(const std::string& kind, const json& object) override;
+  json update(const std::string& kind, const json& object) override;
+  json updateStatus(const std::string& kind, const json& object) override;
+  void remove(const std::string& kind, const std::string& ns, const std::string& name,
+              Propagation propagation = Propagation::Background) override;
+  void watch(const std::string& kind, WatchCallback callback) override;
+  size_t size(const std::string& kind) const;
+
+ private:
+  struct Store {
+    std::map<std::string, json> objects;  // "ns/name"
+    std::vector<WatchCallback> listeners;
+    bool synced = false;
+  };
+  void onEvent(const std::string& kind, WatchEventType type, const json& object);
+  void remember(const std::string& kind, const json& object);
+  bool cached(const std::string& kind) const { return stores_.count(kind) > 0; }
+
+  KubeClient& inner_;
+  std::map<std::string, Store> stores_;  // fixed set of kinds; contents under mu_
+  mutable std::shared_mutex mu_;
+  std::mutex dispatchMu_;  // listeners run one event at a time
+};
+
+}  // namespace rayjournal::kube

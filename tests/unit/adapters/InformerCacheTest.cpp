@@ -1,0 +1,116 @@
+// The informer cache over the simulated API server: reads come from memory, writes are
+// visible at once, watch listeners see the cached objects first, live reads bypass it.
+#include <gtest/gtest.h>
+
+#include "adapters/CountingClients.h"
+#include "adapters/kube/InformerCache.h"
+#include "adapters/sim/SimKube.h"
+
+namespace rayjournal::kube {
+namespace {
+
+json object(const std::string& name, json labels = json::object()) {
+  return {{"metadata", {{"name", name}, {"namespace", "ns"}, {"labels", labels}}},
+          {"spec", {{"x", 1}}}};
+}
+
+struct Fixture {
+  ManualClock clock;
+  sim::SimKube server{clock};
+  CallCounter calls;
+  CountingKubeClient counted{server, calls};
+  InformerCache cache{counted, {"RayJob", "Pod"}};
+  uint64_t apiGets() {
+    uint64_t n = 0;
+    for (const auto& [key, count] : calls.byOutcome()) {
+      if (std::get<0>(key) == "get" || std::get<0>(key) == "list") n += count;
+    }
+    return n;
+  }
+};
+
+TEST(InformerCacheTest, ReadsComeFromMemoryAndWritesAreVisibleAtOnce) {
+  Fixture f;
+  f.server.create("RayJob", object("before"));
+  f.cache.start(std::chrono::seconds(5));
+  ASSERT_TRUE(f.cache.get("RayJob", "ns", "before"));
+  EXPECT_FALSE(f.cache.get("RayJob", "ns", "absent"));
+  json created = f.cache.create("RayJob", object("mine"));
+  created["spec"]["x"] = 2;
+  f.cache.update("RayJob", created);
+  EXPECT_EQ((*f.cache.get("RayJob", "ns", "mine"))["spec"]["x"], 2);
+  f.server.create("Pod", object("p1", {{"ray.io/cluster", "c"}}));
+  f.server.create("Pod", object("p2", {{"ray.io/cluster", "d"}}));
+  EXPECT_EQ(f.cache.list("Pod", "ns", {{"ray.io/cluster", "c"}}).size(), 1u);
+  EXPECT_EQ(f.apiGets(), 0u) << "no read reached the API server";
+  EXPECT_TRUE(f.cache.getLive("RayJob", "ns", "mine"));
+  EXPECT_EQ(f.apiGets(), 1u) << "a live read does";
+}
+
+// A client whose watch events the test delivers by hand (reordering, staleness).
+class HandDeliveredWatch : public KubeClient {
+ public:
+  explicit HandDeliveredWatch(KubeClient& inner) : inner_(inner) {}
+  std::optional<json> get(const std::string& k, const std::string& n,
+                          const std::string& m) override {
+    return inner_.get(k, n, m);
+  }
+  std::vector<json> list(const std::string& k, const std::string& n,
+                         const std::map<std::string, std::string>& l) override {
+    return inner_.list(k, n, l);
+  }
+  json create(const std::string& k, const json& o) override { return inner_.create(k, o); }
+  json update(const std::string& k, const json& o) override { return inner_.update(k, o); }
+  json updateStatus(const std::string& k, const json& o) override {
+    return inner_.updateStatus(k, o);
+  }
+  void remove(const std::string& k, const std::string& n, const std::string& m,
+              Propagation p) override {
+    inner_.remove(k, n, m, p);
+  }
+  void watch(const std::string&, WatchCallback callback) override { deliver = callback; }
+  WatchCallback deliver;
+
+ private:
+  KubeClient& inner_;
+};
+
+TEST(InformerCacheTest, AnOlderVersionNeverReplacesANewerOne) {
+  ManualClock clock;
+  sim::SimKube server(clock);
+  HandDeliveredWatch hand(server);
+  InformerCache cache(hand, {"RayJob"});
+  cache.start(std::chrono::seconds(5));
+  json v1 = cache.create("RayJob", object("a"));
+  json v2 = v1;
+  v2["spec"]["x"] = 2;
+  v2 = cache.update("RayJob", v2);
+  hand.deliver(WatchEventType::Modified, v1);  // a late event for the older version
+  EXPECT_EQ((*cache.get("RayJob", "ns", "a"))["spec"]["x"], 2);
+  json v3 = v2;
+  v3["metadata"]["resourceVersion"] =
+      std::to_string(std::stoull(v2["metadata"]["resourceVersion"].get<std::string>()) + 1);
+  v3["spec"]["x"] = 3;
+  hand.deliver(WatchEventType::Modified, v3);  // a newer one from another writer
+  EXPECT_EQ((*cache.get("RayJob", "ns", "a"))["spec"]["x"], 3);
+}
+
+TEST(InformerCacheTest, ListenersSeeCachedObjectsThenChanges) {
+  Fixture f;
+  f.server.create("RayJob", object("old"));
+  f.cache.start(std::chrono::seconds(5));
+  std::vector<std::string> seen;
+  f.cache.watch("RayJob", [&](WatchEventType type, const json& o) {
+    seen.push_back(std::string(type == WatchEventType::Added      ? "added "
+                               : type == WatchEventType::Modified ? "modified "
+                                                                  : "deleted ") +
+                   o["metadata"]["name"].get<std::string>());
+  });
+  f.server.create("RayJob", object("new"));
+  f.server.remove("RayJob", "ns", "old");
+  EXPECT_EQ(seen, (std::vector<std::string>{"added old", "added new", "deleted old"}));
+  EXPECT_FALSE(f.cache.get("RayJob", "ns", "old"));
+}
+
+}  // namespace
+}  // namespace rayjournal::kube
