@@ -610,7 +610,12 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
     accountBackoff(c);
   }
   c.st.observedGeneration = c.job.generation;
-  if (c.st != c.job.status) c.intent(Action::WriteStatus, c.job.name, statusToJson(c.st));
+  // As KubeRay's inconsistentRayJobStatus: a new message alone is not worth a write (Ray's
+  // message text changes while RUNNING); it rides along with the next real change.
+  RayJobStatus ignoringMessage = c.st;
+  ignoringMessage.message = c.job.status.message;
+  if (ignoringMessage != c.job.status)
+    c.intent(Action::WriteStatus, c.job.name, statusToJson(c.st));
   return c.plan;
 }
 

@@ -1,5 +1,6 @@
 #include "operator/Metrics.h"
 
+#include <charconv>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -24,10 +25,9 @@ std::string escape(const std::string& value) {
 
 std::string number(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
+  char buf[64];
+  auto result = std::to_chars(buf, buf + sizeof(buf), v);  // shortest exact form
+  return std::string(buf, result.ptr);
 }
 
 const char* typeName(Metrics::Type t) {

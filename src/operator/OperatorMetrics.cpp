@@ -39,14 +39,12 @@ std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
   };
 }
 
-namespace {
-
-void collectJobs(Metrics& m, const controller::Manager& manager) {
+void collectJobMetrics(Metrics& m, const std::map<std::string, controller::JobSummary>& jobs) {
   for (const char* f : {"rayjournal_rayjobs", "kuberay_job_info", "kuberay_job_deployment_status",
                         "kuberay_job_execution_duration_seconds"})
     m.clear(f);
   std::map<std::string, double> byStatus;
-  for (const auto& [key, s] : manager.jobSummaries()) {
+  for (const auto& [key, s] : jobs) {
     auto slash = key.find('/');
     Labels id{{"namespace", key.substr(0, slash)}, {"name", key.substr(slash + 1)}, {"uid", s.uid}};
     m.set("kuberay_job_info", id, 1);
@@ -68,14 +66,12 @@ void collectJobs(Metrics& m, const controller::Manager& manager) {
     m.set("rayjournal_rayjobs", {{"deployment_status", status}}, n);
 }
 
-}  // namespace
-
 void addOperatorCollectors(Metrics& m, MetricsSources src) {
   m.addCollector([src](Metrics& m) {
     if (src.manager) {
       m.set("rayjournal_workqueue_depth", {}, double(src.manager->queue().depth()));
       m.set("rayjournal_in_doubt_intents", {}, double(src.manager->projection().inDoubt().size()));
-      collectJobs(m, *src.manager);
+      collectJobMetrics(m, src.manager->jobSummaries());
     }
     if (src.journal) {
       wal::JournalStats st = src.journal->stats();

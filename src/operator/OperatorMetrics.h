@@ -24,5 +24,7 @@ struct MetricsSources {
 // Describes every family; the onReconcile hook it returns goes into ManagerOptions.
 std::function<void(double, bool)> describeOperatorMetrics(Metrics& metrics);
 void addOperatorCollectors(Metrics& metrics, MetricsSources sources);
+// The per-RayJob families (kuberay_job_*, rayjournal_rayjobs) from what the watch last showed.
+void collectJobMetrics(Metrics& metrics, const std::map<std::string, controller::JobSummary>& jobs);
 
 }  // namespace rayjournal::operator_

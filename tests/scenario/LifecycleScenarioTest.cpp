@@ -38,7 +38,8 @@ TEST(LifecycleScenario, IdentitiesAreInStatusBeforeAnyChildExists) {
   EXPECT_EQ(finalizers, json::array({"ray.io/rayjob-finalizer"}));
 }
 
-TEST(LifecycleScenario, RetryAfterFailureUsesFreshClusterAndCountsAttempts) {
+// KubeRay scenario 6 ("Retrying RayJob in K8sJobMode").
+TEST(LifecycleScenario, S06_RetryAfterFailureUsesFreshClusterAndCountsAttempts) {
   SimHarness h;
   json job = sampleRayJob("retry", "K8sJobMode", "FAILED,SUCCEEDED", "1s");
   job["spec"]["backoffLimit"] = 1;

@@ -274,5 +274,30 @@ TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
   EXPECT_EQ(writtenStatus(decide(o, {}, 1000, {})).value("jobDeploymentStatus", ""), "Running");
 }
 
+// TestUpdateRayJobStatus: a change to the message alone is not written.
+TEST(DecideTest, MessageAloneIsNotWritten) {
+  json doc = runningDoc("");
+  doc["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
+  doc["status"]["jobStatus"] = "RUNNING";
+  doc["status"]["message"] = "an older message";
+  doc["status"]["observedGeneration"] = 1;
+  doc["status"]["rayJobInfo"] = {{"startTime", toRfc3339(0)}};
+  doc["status"]["rayClusterStatus"] = {{"state", "ready"}};
+  Observed o = observed(doc);
+  json owner{{"apiVersion", "ray.io/v1"},
+             {"kind", "RayJob"},
+             {"name", "job"},
+             {"uid", "uid-1"},
+             {"controller", true}};
+  o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
+                   {"status", {{"state", "ready"}}}};
+  o.ray.reachable = true;
+  o.ray.info = ray::JobInfo{"j", "RUNNING", "Job is currently running.", 0, 0};
+  Plan plan = decide(o, {}, 1000, {});
+  EXPECT_TRUE(writtenStatus(plan).is_null()) << plan.why << " " << writtenStatus(plan).dump();
+  o.ray.info->status = "SUCCEEDED";
+  EXPECT_FALSE(writtenStatus(decide(o, {}, 1000, {})).is_null()) << "a real change is written";
+}
+
 }  // namespace
 }  // namespace rayjournal::controller
