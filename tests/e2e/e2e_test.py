@@ -211,12 +211,23 @@ class E2E(unittest.TestCase):
             mode = "HTTPMode" if n.startswith("h") else "K8sJobMode"
             self.kube.create("RayJob", rayjob(self.ns, n, mode=mode,
                                               entrypoint="sleep 3 && echo done"))
+        self.kube.create("RayJob", rayjob(self.ns, "f1", mode="HTTPMode", backoffLimit=1,
+                                          entrypoint="sleep 1 && exit 3"))
+        self.kube.create("RayJob", rayjob(self.ns, "d1", mode="HTTPMode", entrypoint="sleep 600"))
         rng = random.Random(7)
         op = self.start_operator()
         for _ in range(4):
             time.sleep(rng.uniform(0.5, 2.5))  # kill at arbitrary points of the run
             op.kill9()
             op = self.start_operator()
+        # Deletion with the finalizer, interrupted by a kill right after it was requested.
+        d1 = self.wait_status("d1", "Running")
+        wait_until("d1's Ray job RUNNING",
+                   lambda: (self.ray.job(d1["jobId"]) or {}).get("status") == "RUNNING", 120, 0.5)
+        self.kube.delete("RayJob", self.ns, "d1")
+        time.sleep(0.3)
+        op.kill9()
+        op = self.start_operator()
         for n in names:
             s = self.wait_status(n, "Complete", 240)
             self.assertEqual(s["jobStatus"], "SUCCEEDED", (n, s))
@@ -226,8 +237,15 @@ class E2E(unittest.TestCase):
                                       f"ray.io/originated-from-cr-name={n}")
             self.assertEqual(len(clusters), 1, [c["metadata"]["name"] for c in clusters])
         all_subs = [j for j in self.ray.jobs()
-                    if any((j.get("submission_id") or "").startswith(n) for n in names)]
+                    if any((j.get("submission_id") or "").startswith(n + "-") for n in names)]
         self.assertEqual(len(all_subs), len(names), [j["submission_id"] for j in all_subs])
+        f1 = self.wait_status("f1", "Failed", 240)
+        self.assertEqual(f1.get("failed"), 2, "two attempts, no more")
+        self.assertEqual(len([j for j in self.ray.jobs()
+                              if (j.get("submission_id") or "").startswith("f1-")]), 2)
+        wait_until("d1 gone", lambda: self.kube.get("RayJob", self.ns, "d1") is None, 120)
+        wait_until("d1's Ray job STOPPED",
+                   lambda: self.ray.job(d1["jobId"])["status"] == "STOPPED", 60, 0.5)
         self.verify_journal()
 
     def test_watch_survives_apiserver_restart(self):
