@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "adapters/CountingClients.h"
+#include "adapters/kube/InformerCache.h"
 #include "adapters/sim/SimWorld.h"
 #include "controller/Manager.h"
 #include "wal/MemoryStorage.h"
@@ -68,6 +69,10 @@ json runThroughput(const ThroughputOptions& o) {
   CallCounter counter;
   CountingKubeClient countingKube(kube, counter);
   CountingRayClient countingRay(ray, counter);
+  // The operator reads through informer caches as against a real API server, so the counted
+  // calls are the ones a real cluster would serve.
+  kube::InformerCache cache(countingKube, {"RayJob", "RayCluster", "Job", "Pod", "Service"});
+  cache.start(std::chrono::seconds(10));
   auto journal = openJournal(o);
   controller::ManagerOptions mo;
   mo.workers = o.workers;
@@ -89,7 +94,7 @@ json runThroughput(const ThroughputOptions& o) {
       toDelete.push_back(meta["name"]);
     }
   });
-  controller::Manager manager(*journal, countingKube, countingRay, clock, mo);
+  controller::Manager manager(*journal, cache, countingRay, clock, mo);
   manager.start();
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < o.jobs; ++i) kube.create("RayJob", rayJob(i, o.mode));
