@@ -14,8 +14,7 @@
 #include "adapters/YamlJson.h"
 #include "adapters/sim/SimWorld.h"
 #include "operator/OperatorMetrics.h"
-#include "operator/StatusServer.h"
-#include "wal/JournalError.h"
+#include "operator/RunnerSupport.h"
 
 namespace rayjournal::operator_ {
 namespace {
@@ -120,19 +119,9 @@ int runEmbedded(const EmbeddedOptions& options) {
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   SystemClock clock;
-  std::unique_ptr<wal::Journal> journal;
-  try {
-    wal::JournalOptions jo;
-    jo.salvage = options.salvageJournal;
-    journal = wal::Journal::open(options.journalDir, jo);
-  } catch (const wal::JournalError& e) {
-    spdlog::error("cannot open the journal: {}", e.what());
-    return 3;
-  }
-  if (journal->salvaged()) {
-    spdlog::warn("journal salvaged: kept records through seq {}; the original is at {}",
-                 journal->salvaged()->keptThrough, journal->salvaged()->movedTo);
-  }
+  std::unique_ptr<wal::Journal> journal =
+      openJournalOrLog(options.journalDir, options.salvageJournal);
+  if (!journal) return 3;
   sim::SimKube kube(clock, options.clusterDir);
   sim::SimRay ray(kube, clock);
   sim::SimWorld world(kube, ray, clock);
@@ -159,18 +148,10 @@ int runEmbedded(const EmbeddedOptions& options) {
   controller::RecoveryReport recovery;
   std::atomic<bool> recovered{false};
   addOperatorCollectors(metrics, {&manager, journal.get(), &calls, &recovery, {}});
-  std::unique_ptr<StatusServer> status;
-  if (!options.metricsAddress.empty()) {
-    status = std::make_unique<StatusServer>(options.metricsAddress, metrics,
-                                            [&] { return recovered.load(); });
-    try {
-      status->start();
-      spdlog::info("serving /metrics, /healthz, /readyz on port {}", status->port());
-    } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
-      return 2;
-    }
-  }
+  bool serving = true;
+  auto status = startStatusServer(
+      options.metricsAddress, metrics, [&] { return recovered.load(); }, serving);
+  if (!serving) return 2;
   recovery = manager.start();
   recovered = true;
   bool tty = options.progress && isatty(STDOUT_FILENO);

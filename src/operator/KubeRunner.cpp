@@ -12,9 +12,8 @@
 #include "adapters/kube/InformerCache.h"
 #include "controller/RayClusterController.h"
 #include "operator/OperatorMetrics.h"
+#include "operator/RunnerSupport.h"
 #include "operator/ShardLeases.h"
-#include "operator/StatusServer.h"
-#include "wal/JournalError.h"
 
 namespace rayjournal::operator_ {
 namespace {
@@ -93,15 +92,9 @@ int runAgainstKubernetes(const KubeOptions& options) {
                   config.source, e.what());
     return 5;
   }
-  std::unique_ptr<wal::Journal> journal;
-  try {
-    wal::JournalOptions jo;
-    jo.salvage = options.salvageJournal;
-    journal = wal::Journal::open(options.journalDir, jo);
-  } catch (const wal::JournalError& e) {
-    spdlog::error("cannot open the journal: {}", e.what());
-    return 3;
-  }
+  std::unique_ptr<wal::Journal> journal =
+      openJournalOrLog(options.journalDir, options.salvageJournal);
+  if (!journal) return 3;
 
   Metrics metrics;
   controller::ManagerOptions managerOptions = options.manager;
@@ -123,19 +116,11 @@ int runAgainstKubernetes(const KubeOptions& options) {
 
   controller::RecoveryReport recovery;
   std::atomic<bool> recovered{false};
-  std::unique_ptr<StatusServer> status;
-  if (!options.metricsAddress.empty()) {
-    status = std::make_unique<StatusServer>(options.metricsAddress, metrics, [&] {
-      return recovered && kube->synced() && !gLostLeadership;
-    });
-    try {
-      status->start();
-      spdlog::info("serving /metrics, /healthz, /readyz on port {}", status->port());
-    } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
-      return 2;
-    }
-  }
+  bool serving = true;
+  auto status = startStatusServer(
+      options.metricsAddress, metrics,
+      [&] { return recovered && kube->synced() && !gLostLeadership; }, serving);
+  if (!serving) return 2;
 
   std::unique_ptr<kube::LeaderElector> leader;
   if (options.leaderElect && !shards) {

@@ -290,18 +290,21 @@ TEST(KubeRayScenario, S17_HttpModeOutcomes) {
   EXPECT_TRUE(h.kube.list("Job", "default").empty());
 }
 
+// A RayCluster made outside any RayJob, for clusterSelector.
+json existingCluster(const std::string& name) {
+  return {{"apiVersion", "ray.io/v1"},
+          {"kind", "RayCluster"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec",
+           {{"headGroupSpec",
+             {{"template",
+               {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
+}
+
 // 18: clusterSelector uses an existing cluster and never deletes it; managedBy skips the object.
 TEST(KubeRayScenario, S18_ClusterSelectorAndManagedBy) {
   SimHarness h;
-  json cluster{
-      {"apiVersion", "ray.io/v1"},
-      {"kind", "RayCluster"},
-      {"metadata", {{"name", "shared"}, {"namespace", "default"}}},
-      {"spec",
-       {{"headGroupSpec",
-         {{"template",
-           {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
-  h.kube.create("RayCluster", cluster);
+  h.kube.create("RayCluster", existingCluster("shared"));
   json job = sampleRayJob("s18", "HTTPMode");
   job["spec"].erase("rayClusterSpec");
   job["spec"]["clusterSelector"] = {{"ray.io/cluster", "shared"}};
@@ -419,15 +422,7 @@ TEST(KubeRayScenario, W14_LostHeadPodCreateResponseNeverMakesASecondHead) {
 // so a RayJob using that cluster through clusterSelector waits instead of submitting.
 TEST(KubeRayScenario, W15_ReadinessIsNotSticky) {
   SimHarness h;
-  json cluster{
-      {"apiVersion", "ray.io/v1"},
-      {"kind", "RayCluster"},
-      {"metadata", {{"name", "shared"}, {"namespace", "default"}}},
-      {"spec",
-       {{"headGroupSpec",
-         {{"template",
-           {{"spec", {{"containers", json::array({{{"name", "h"}, {"image", "x"}}})}}}}}}}}}};
-  h.kube.create("RayCluster", cluster);
+  h.kube.create("RayCluster", existingCluster("shared"));
   auto state = [&] {
     return h.kube.get("RayCluster", "default", "shared")
         ->value("status", json::object())

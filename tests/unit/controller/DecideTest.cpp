@@ -242,6 +242,14 @@ TEST(DecideTest, DecideIsDeterministic) {
   EXPECT_EQ(writtenStatus(a)["rayClusterName"], writtenStatus(b)["rayClusterName"]);
 }
 
+json ownerRef() {
+  return {{"apiVersion", "ray.io/v1"},
+          {"kind", "RayJob"},
+          {"name", "job"},
+          {"uid", "uid-1"},
+          {"controller", true}};
+}
+
 // W15: KubeRay's `state: ready` is sticky; the current HeadPodReady condition must agree.
 TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
   json doc = manifest();
@@ -256,11 +264,7 @@ TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
                {"spec", {{"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}};
   o.headService = headSvc;
   json headNotReady{{"type", "HeadPodReady"}, {"status", "False"}};
-  json owner{{"apiVersion", "ray.io/v1"},
-             {"kind", "RayJob"},
-             {"name", "job"},
-             {"uid", "uid-1"},
-             {"controller", true}};
+  json owner = ownerRef();
   o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
                    {"status", {{"state", "ready"}, {"conditions", json::array({headNotReady})}}}};
   Plan waiting = decide(o, {}, 1000, {});
@@ -284,11 +288,7 @@ TEST(DecideTest, MessageAloneIsNotWritten) {
   doc["status"]["rayJobInfo"] = {{"startTime", toRfc3339(0)}};
   doc["status"]["rayClusterStatus"] = {{"state", "ready"}};
   Observed o = observed(doc);
-  json owner{{"apiVersion", "ray.io/v1"},
-             {"kind", "RayJob"},
-             {"name", "job"},
-             {"uid", "uid-1"},
-             {"controller", true}};
+  json owner = ownerRef();
   o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
                    {"status", {{"state", "ready"}}}};
   o.ray.reachable = true;

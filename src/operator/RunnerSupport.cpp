@@ -1,0 +1,42 @@
+#include "operator/RunnerSupport.h"
+
+#include <spdlog/spdlog.h>
+
+#include "wal/JournalError.h"
+
+namespace rayjournal::operator_ {
+
+std::unique_ptr<wal::Journal> openJournalOrLog(const std::string& dir, bool salvage) {
+  std::unique_ptr<wal::Journal> journal;
+  try {
+    wal::JournalOptions jo;
+    jo.salvage = salvage;
+    journal = wal::Journal::open(dir, jo);
+  } catch (const wal::JournalError& e) {
+    spdlog::error("cannot open the journal: {}", e.what());
+    return nullptr;
+  }
+  if (journal->salvaged()) {
+    spdlog::warn("journal salvaged: kept records through seq {}; the original is at {}",
+                 journal->salvaged()->keptThrough, journal->salvaged()->movedTo);
+  }
+  return journal;
+}
+
+std::unique_ptr<StatusServer> startStatusServer(const std::string& address, Metrics& metrics,
+                                                std::function<bool()> ready, bool& ok) {
+  ok = true;
+  if (address.empty()) return nullptr;
+  auto status = std::make_unique<StatusServer>(address, metrics, std::move(ready));
+  try {
+    status->start();
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    ok = false;
+    return nullptr;
+  }
+  spdlog::info("serving /metrics, /healthz, /readyz on port {}", status->port());
+  return status;
+}
+
+}  // namespace rayjournal::operator_
