@@ -145,7 +145,10 @@ std::string buildSubmitCommand(const RayJob& job) {
   std::string entrypoint = job.spec.entrypoint;
   entrypoint.erase(0, entrypoint.find_first_not_of(" \t\n"));
   entrypoint.erase(entrypoint.find_last_not_of(" \t\n") + 1);
-  cmd += " -- " + entrypoint + " ; fi ; ray job logs --address " + addr + " --follow " + id;
+  // W17: a transient failure of the status check must not burn a submitter retry: when the
+  // submit then fails (Ray answers "already exists"), a second status check decides.
+  cmd += " -- " + entrypoint + " || ray job status --address " + addr + " " + id +
+         " >/dev/null 2>&1 ; fi ; ray job logs --address " + addr + " --follow " + id;
   return cmd;
 }
 

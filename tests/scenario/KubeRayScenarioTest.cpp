@@ -443,4 +443,19 @@ TEST(KubeRayScenario, W15_ReadinessIsNotSticky) {
   EXPECT_EQ(h.kube.list("Pod", "default", {{"ray.io/node-type", "head"}}).size(), 1u);
 }
 
+// W17: the submitter's status check fails once while the Ray job runs; KubeRay's script then
+// re-submits, gets "already exists" and exits non-zero, burning a submitter retry. Ours checks
+// again and carries on.
+TEST(KubeRayScenario, W17_TransientStatusFailureDoesNotBurnASubmitterRetry) {
+  SimHarness h;
+  h.apply(sampleRayJob("w17", "K8sJobMode", "SUCCEEDED", "5s"));
+  ASSERT_TRUE(h.runUntil([&] { return status(h, "w17").value("jobStatus", "") == "RUNNING"; }));
+  h.ray.failNextCalls(1);
+  h.world.advance();  // the submitter's status check meets the failure
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w17") == "Complete"; }));
+  json submitter = *h.kube.get("Job", "default", "w17");
+  EXPECT_EQ(submitter["status"].value("failed", 0), 0) << submitter["status"].dump();
+  EXPECT_EQ(status(h, "w17")["jobStatus"], "SUCCEEDED");
+}
+
 }  // namespace rayjournal::testing

@@ -260,13 +260,21 @@ int SimWorld::runSubmitterJob(json job) {
   std::string condition;
   try {
     if (submitterBroken(job)) throw ray::RayError("submitter pod exited with code 1 (simulated)");
-    auto info = ray_.getJob(dashboard, id);
+    // The submitter shell: `ray job status || { ray job submit || ray job status; }` (W17).
+    std::optional<ray::JobInfo> info;
+    bool statusFailed = false;
+    try {
+      info = ray_.getJob(dashboard, id);
+    } catch (const ray::RayError&) {
+      statusFailed = true;
+    }
     if (!info) {
       ray::SubmitRequest request;
       request.submissionId = id;
       request.entrypoint = container.value("args", json::array()).dump();
       if (!attempt.empty()) request.metadata[kAttemptMetadataKey] = attempt;
-      ray_.submit(dashboard, request);
+      if (ray_.submit(dashboard, request) == ray::SubmitResult::AlreadyExists && statusFailed)
+        info = ray_.getJob(dashboard, id);  // the second status check; a failure fails the pod
     } else if (ray::isTerminalRayStatus(info->status)) {
       condition = "Complete";  // `ray job logs --follow` exits 0 even when the Ray job failed
     }
