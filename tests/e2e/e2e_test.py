@@ -154,6 +154,14 @@ class E2E(unittest.TestCase):
         self.assertEqual(len(self.ray_submissions(s["jobId"])), 1)
         self.verify_journal()
 
+    def test_bearer_token_from_a_token_file(self):
+        # The kubeconfig names a tokenFile (as projected service account tokens are read).
+        op = self.start_operator(kubeconfig=self.cp.token_kubeconfig)
+        self.kube.create("RayJob", rayjob(self.ns, "tok", mode="HTTPMode"))
+        self.assertEqual(self.wait_status("tok", "Complete")["jobStatus"], "SUCCEEDED")
+        self.assertIn("from kubeconfig", op.log())
+        self.assertIn(", token from", op.log())
+
     def test_failure_with_backoff_limit_retries(self):
         self.start_operator()
         self.kube.create("RayJob", rayjob(self.ns, "flaky", mode="HTTPMode",

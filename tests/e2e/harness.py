@@ -216,11 +216,19 @@ class ControlPlane:
              "extendedKeyUsage=clientAuth\n")
         run(["openssl", "genrsa", "-out", f"{d}/sa.key", "2048"])
         run(["openssl", "rsa", "-in", f"{d}/sa.key", "-pubout", "-out", f"{d}/sa.pub"])
+        # A bearer token (static token file of the API server) read by the client from a file.
+        with open(f"{d}/tokens.csv", "w") as f:
+            f.write('e2e-admin-token,token-admin,100,"system:masters"\n')
+        with open(f"{d}/token", "w") as f:
+            f.write("e2e-admin-token\n")
         self.kubeconfig = self.write_kubeconfig("admin")
         self.operator_kubeconfig = self.write_kubeconfig("operator-sa")
+        self.token_kubeconfig = self.write_kubeconfig("token-admin", "tokenFile: token")
 
-    def write_kubeconfig(self, user):
+    def write_kubeconfig(self, user, credentials=None):
         path = f"{self.dir}/{user}.kubeconfig"
+        credentials = credentials or (f"client-certificate: {user}.crt\n"
+                                      f"    client-key: {user}.key")
         with open(path, "w") as f:
             f.write(f"""apiVersion: v1
 kind: Config
@@ -232,8 +240,7 @@ clusters:
 users:
 - name: {user}
   user:
-    client-certificate: {user}.crt
-    client-key: {user}.key
+    {credentials}
 contexts:
 - name: e2e
   context: {{cluster: e2e, user: {user}}}
@@ -258,7 +265,8 @@ current-context: e2e
             f"{self.bin}/kube-apiserver", f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
             "--bind-address=127.0.0.1", f"--secure-port={self.api_port}",
             f"--tls-cert-file={d}/server.crt", f"--tls-private-key-file={d}/server.key",
-            f"--client-ca-file={d}/ca.crt", "--authorization-mode=RBAC",
+            f"--client-ca-file={d}/ca.crt", f"--token-auth-file={d}/tokens.csv",
+            "--authorization-mode=RBAC",
             "--service-cluster-ip-range=10.0.0.0/24",
             f"--service-account-issuer=https://127.0.0.1:{self.api_port}",
             f"--service-account-key-file={d}/sa.pub",
