@@ -1,0 +1,124 @@
+// The REST client against a scripted local HTTP server: status codes become the right errors,
+// reads are retried on 429 honouring Retry-After, writes are not retried on 5xx.
+#include <gtest/gtest.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <deque>
+#include <thread>
+
+#include "adapters/kube/KubeRestClient.h"
+
+namespace rayjournal::kube {
+namespace {
+
+namespace bhttp = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+struct Scripted {
+  int status;
+  std::string body;
+  std::map<std::string, std::string> headers = {};
+};
+
+// Answers one connection per scripted response, in order, and records the requests.
+class ScriptedServer {
+ public:
+  explicit ScriptedServer(std::deque<Scripted> script)
+      : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}),
+        script_(std::move(script)) {
+    thread_ = std::thread([this] {
+      while (!script_.empty()) {
+        tcp::socket socket(ioc_);
+        acceptor_.accept(socket);
+        boost::beast::flat_buffer buffer;
+        bhttp::request<bhttp::string_body> req;
+        bhttp::read(socket, buffer, req);
+        requests.push_back(std::string(req.method_string()) + " " + std::string(req.target()));
+        Scripted s = script_.front();
+        script_.pop_front();
+        bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(s.status), 11};
+        for (const auto& [k, v] : s.headers) res.set(k, v);
+        res.body() = s.body;
+        res.keep_alive(false);
+        res.prepare_payload();
+        bhttp::write(socket, res);
+      }
+    });
+  }
+  ~ScriptedServer() { thread_.join(); }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
+  }
+  std::vector<std::string> requests;
+
+ private:
+  boost::asio::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::deque<Scripted> script_;
+  std::thread thread_;
+};
+
+KubeRestClient clientFor(const ScriptedServer& server) {
+  KubeConfig c;
+  c.server = server.url();
+  c.token = "t";
+  KubeRestOptions o;
+  o.timeout = std::chrono::milliseconds(5000);
+  return KubeRestClient(c, o);
+}
+
+const char* kRayJob = R"({"kind":"RayJob","metadata":{"name":"a","namespace":"n"}})";
+
+TEST(KubeRestClientTest, ReadIsRetriedOn429AfterRetryAfter) {
+  ScriptedServer server({{429, "{}", {{"Retry-After", "1"}}}, {200, kRayJob}});
+  auto client = clientFor(server);
+  auto began = std::chrono::steady_clock::now();
+  auto job = client.get("RayJob", "n", "a");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  ASSERT_TRUE(job);
+  EXPECT_EQ((*job)["metadata"]["name"], "a");
+  EXPECT_GE(seconds, 0.9) << "Retry-After: 1 was honoured";
+  EXPECT_EQ(server.requests.size(), 2u);
+}
+
+TEST(KubeRestClientTest, StatusCodesBecomeApiErrors) {
+  ScriptedServer server(
+      {{404, R"({"kind":"Status","reason":"NotFound","code":404})"},
+       {409, R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})"},
+       {409, R"({"kind":"Status","reason":"AlreadyExists","message":"exists"})"},
+       {500, R"({"kind":"Status","reason":"InternalError","message":"etcd"})"}});
+  auto client = clientFor(server);
+  EXPECT_FALSE(client.get("RayJob", "n", "a")) << "404 is absence";
+  json doc = json::parse(kRayJob);
+  doc["metadata"]["resourceVersion"] = "1";
+  try {
+    client.updateStatus("RayJob", doc);
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.conflict());
+    EXPECT_NE(std::string(e.what()).find("the object has been modified"), std::string::npos);
+  }
+  try {
+    client.create("RayJob", doc);
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.alreadyExists());
+  }
+  try {
+    client.create("RayJob", doc);  // a write is not retried on 5xx: it may have been applied
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.code(), 500);
+  }
+  EXPECT_EQ(server.requests,
+            (std::vector<std::string>{
+                "GET /apis/ray.io/v1/namespaces/n/rayjobs/a",
+                "PUT /apis/ray.io/v1/namespaces/n/rayjobs/a/status?fieldManager=rayjournal",
+                "POST /apis/ray.io/v1/namespaces/n/rayjobs?fieldManager=rayjournal",
+                "POST /apis/ray.io/v1/namespaces/n/rayjobs?fieldManager=rayjournal"}));
+}
+
+}  // namespace
+}  // namespace rayjournal::kube
