@@ -82,6 +82,33 @@ void SimKube::load(bool readOnly) {
   std::filesystem::rename(tmp, path);
   log_ = std::fopen(path.c_str(), "a");
   history_ = std::fopen((dir_ + "/history.jsonl").c_str(), "a");
+  repairHistory();
+}
+
+// The object log is the truth and the create history is derived from it, in a second file: a
+// process killed between the two appends persisted an object whose history line is missing.
+// Every loaded object whose uid the history lacks gets its line now (uids are unique per
+// create, so nothing is counted twice).
+void SimKube::repairHistory() {
+  std::set<std::string> recorded;
+  std::ifstream in(dir_ + "/history.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    json entry = json::parse(line, nullptr, false);
+    if (entry.is_object()) recorded.insert(entry.value("uid", ""));
+  }
+  for (const auto& [key, object] : objects_) {
+    const std::string& kind = kindOfKey_[key];
+    std::string uid = object["metadata"].value("uid", "");
+    if (kind == "Event" || uid.empty() || recorded.count(uid)) continue;
+    json created{{"kind", kind},
+                 {"namespace", nsOf(object)},
+                 {"name", nameOf(object)},
+                 {"uid", uid},
+                 {"owners", object["metadata"].value("ownerReferences", json::array())}};
+    std::string line = created.dump() + "\n";
+    std::fwrite(line.data(), 1, line.size(), history_);
+  }
+  std::fflush(history_);
 }
 
 void SimKube::persist(const std::string& op, const std::string& key, const json* object) {

@@ -86,6 +86,7 @@ class SimKube : public kube::KubeClient {
   void dispatch(const std::vector<Event>& events);
   void persist(const std::string& op, const std::string& key, const json* object);
   void load(bool readOnly);
+  void repairHistory();
   json& checkedExisting(const std::string& kind, const json& object);
 
   const Clock& clock_;

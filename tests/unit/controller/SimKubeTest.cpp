@@ -1,7 +1,10 @@
 // The simulated API server's semantics that the controller and the simulator rely on.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "adapters/sim/SimKube.h"
+#include "support/TempDir.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -71,6 +74,32 @@ TEST(SimKubeTest, ListOwnedUsesTheOwnerIndex) {
   EXPECT_EQ(pods[0]["metadata"]["name"], "c-head");
   kube.remove("Pod", "default", "c-head");
   EXPECT_TRUE(kube.listOwned("Pod", owner["metadata"]["uid"]).empty());
+}
+
+// A process killed between persisting an object and appending its create to history.jsonl
+// (found by crash.kill9_embedded): the next start restores the missing history line, once.
+TEST(SimKubeTest, CreateHistoryIsRepairedFromTheObjectLogAfterAKill) {
+  testing::TempDir dir;
+  ManualClock clock;
+  {
+    SimKube kube(clock, dir.path());
+    kube.create("RayCluster", object("kept"));
+    kube.create("RayCluster", object("lost-line"));
+  }
+  auto historyLines = [&] {
+    std::ifstream in(dir.sub("history.jsonl"));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  };
+  auto lines = historyLines();
+  ASSERT_EQ(lines.size(), 2u);
+  std::ofstream(dir.sub("history.jsonl"), std::ios::trunc) << lines[0] << "\n";  // the kill
+  { SimKube reopened(clock, dir.path()); }
+  { SimKube again(clock, dir.path()); }
+  lines = historyLines();
+  ASSERT_EQ(lines.size(), 2u) << "restored exactly once";
+  EXPECT_EQ(json::parse(lines[1])["name"], "lost-line");
 }
 
 TEST(SimKubeTest, OrphanPropagationKeepsDependents) {
