@@ -14,30 +14,13 @@
 #include "adapters/kube/InformerCache.h"
 #include "adapters/sim/SimWorld.h"
 #include "controller/Manager.h"
+#include "support/SampleRayJob.h"
 #include "wal/MemoryStorage.h"
 
 namespace rayjournal::bench {
 namespace {
 
 using nlohmann::json;
-
-json rayJob(int i, const std::string& mode) {
-  return {{"apiVersion", "ray.io/v1"},
-          {"kind", "RayJob"},
-          {"metadata",
-           {{"name", "bench-" + std::to_string(i)},
-            {"namespace", "default"},
-            {"annotations", {{"rayjournal.io/sim-duration", "0s"}}}}},
-          {"spec",
-           {{"entrypoint", "python -c 'print(1)'"},
-            {"submissionMode", mode == "http" ? "HTTPMode" : "K8sJobMode"},
-            {"rayClusterSpec",
-             {{"headGroupSpec",
-               {{"template",
-                 {{"spec",
-                   {{"containers", json::array({{{"name", "ray-head"},
-                                                 {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
-}
 
 double peakRssMb() {
   struct rusage usage {};
@@ -97,7 +80,10 @@ json runThroughput(const ThroughputOptions& o) {
   controller::Manager manager(*journal, cache, countingRay, clock, mo);
   manager.start();
   auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.jobs; ++i) kube.create("RayJob", rayJob(i, o.mode));
+  for (int i = 0; i < o.jobs; ++i)
+    kube.create("RayJob", testing::sampleRayJob("bench-" + std::to_string(i),
+                                                o.mode == "http" ? "HTTPMode" : "K8sJobMode",
+                                                "SUCCEEDED", "0s"));
   std::set<std::string> deleting;
   while (deleted < o.jobs) {
     world.advance();

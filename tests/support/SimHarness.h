@@ -9,6 +9,7 @@
 #include "adapters/sim/SimWorld.h"
 #include "controller/Reconciler.h"
 #include "controller/Recovery.h"
+#include "support/SampleRayJob.h"
 #include "wal/MemoryStorage.h"
 
 namespace rayjournal::testing {
@@ -83,27 +84,5 @@ class SimHarness {
   std::unique_ptr<controller::Executor> executor;
   std::unique_ptr<controller::Reconciler> reconciler;
 };
-
-inline json sampleRayJob(const std::string& name, const std::string& mode = "K8sJobMode",
-                         const std::string& result = "SUCCEEDED",
-                         const std::string& duration = "2s") {
-  return json{
-      {"apiVersion", "ray.io/v1"},
-      {"kind", "RayJob"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "default"},
-        {"annotations",
-         {{"rayjournal.io/sim-duration", duration}, {"rayjournal.io/sim-result", result}}}}},
-      {"spec",
-       {{"entrypoint", "python -c 'print(1)'"},
-        {"submissionMode", mode},
-        {"rayClusterSpec",
-         {{"headGroupSpec",
-           {{"template",
-             {{"spec",
-               {{"containers", json::array({{{"name", "ray-head"},
-                                             {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
-}
 
 }  // namespace rayjournal::testing
