@@ -105,6 +105,13 @@ std::string RayHttpClient::version(const std::string& dashboard) {
   return doc.value("ray_version", "");
 }
 
+bool RayHttpClient::deleteJob(const std::string& dashboard, const std::string& submissionId) {
+  auto res = call(dashboard, "DELETE", "/api/jobs/" + submissionId);
+  if (res.status == 404) return false;
+  if (res.status != 200) throw RayError(errorText(dashboard, "delete " + submissionId, res));
+  return true;
+}
+
 std::string RayHttpClient::logs(const std::string& dashboard, const std::string& submissionId) {
   auto res = call(dashboard, "GET", "/api/jobs/" + submissionId + "/logs");
   if (res.status != 200) throw RayError(errorText(dashboard, "logs " + submissionId, res));

@@ -45,6 +45,9 @@ class RayHttpClient : public RayJobsClient {
   // GET /api/version: the Ray version string.
   std::string version(const std::string& dashboard);
   std::string logs(const std::string& dashboard, const std::string& submissionId);
+  // DELETE /api/jobs/{id}: true when deleted, false when Ray does not know the id; Ray refuses
+  // (RayError) a job that is not terminal.
+  bool deleteJob(const std::string& dashboard, const std::string& submissionId);
 
  private:
   http::HttpResponse call(const std::string& dashboard, const std::string& method,

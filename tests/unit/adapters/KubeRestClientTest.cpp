@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "adapters/kube/KubeRestClient.h"
+#include "adapters/ray/RayHttpClient.h"
 
 namespace rayjournal::kube {
 namespace {
@@ -118,6 +119,38 @@ TEST(KubeRestClientTest, StatusCodesBecomeApiErrors) {
                 "PUT /apis/ray.io/v1/namespaces/n/rayjobs/a/status?fieldManager=rayjournal",
                 "POST /apis/ray.io/v1/namespaces/n/rayjobs?fieldManager=rayjournal",
                 "POST /apis/ray.io/v1/namespaces/n/rayjobs?fieldManager=rayjournal"}));
+}
+
+// The Ray Jobs API as the dashboard answers it: "already exists" arrives as a 500 with text.
+TEST(RayHttpClientTest, AnswersOfTheJobsApi) {
+  ScriptedServer server(
+      {{200, R"({"status":"RUNNING","message":"Job is currently running.","start_time":5})"},
+       {404, "Job x does not exist"},
+       {500, "Traceback ... ValueError: Job with submission_id x already exists."},
+       {200, R"({"stopped":true})"},
+       {500, "Attempted to delete job 'x', but it is in a non-terminal state RUNNING."},
+       {200, R"({"deleted":true})"},
+       {200, R"({"version":"4","ray_version":"2.60.0"})"}});
+  ray::RayHttpOptions o;
+  o.dashboardOverride = server.url().substr(7);
+  ray::RayHttpClient ray(o);
+  auto info = ray.getJob("svc.ns.svc.cluster.local:8265", "x");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->status, "RUNNING");
+  EXPECT_EQ(info->startTimeMs, 5u);
+  EXPECT_FALSE(ray.getJob("svc.ns.svc.cluster.local:8265", "x"));
+  ray::SubmitRequest r;
+  r.submissionId = "x";
+  r.entrypoint = "echo";
+  EXPECT_EQ(ray.submit("d", r), ray::SubmitResult::AlreadyExists);
+  EXPECT_TRUE(ray.stop("d", "x"));
+  EXPECT_THROW(ray.deleteJob("d", "x"), ray::RayError);
+  EXPECT_TRUE(ray.deleteJob("d", "x"));
+  EXPECT_EQ(ray.version("d"), "2.60.0");
+  EXPECT_EQ(server.requests,
+            (std::vector<std::string>{"GET /api/jobs/x", "GET /api/jobs/x", "POST /api/jobs/",
+                                      "POST /api/jobs/x/stop", "DELETE /api/jobs/x",
+                                      "DELETE /api/jobs/x", "GET /api/version"}));
 }
 
 }  // namespace
