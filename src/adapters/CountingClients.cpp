@@ -42,11 +42,12 @@ auto CountingKubeClient::counted(const char* verb, const std::string& kind, cons
   }
 }
 
-std::optional<kube::json> CountingKubeClient::get(const std::string& kind, const std::string& ns,
-                                                  const std::string& name) {
-  std::optional<kube::json> found;
+// A read's outcome is 200 or 404 by whether it found the object.
+template <class F>
+auto CountingKubeClient::countedRead(const std::string& kind, F&& call) {
+  decltype(call()) found;
   try {
-    found = inner_.get(kind, ns, name);
+    found = call();
   } catch (const kube::ApiError& e) {
     counter_.add("get", kind, std::to_string(e.code()));
     throw;
@@ -55,18 +56,20 @@ std::optional<kube::json> CountingKubeClient::get(const std::string& kind, const
   return found;
 }
 
+std::optional<kube::json> CountingKubeClient::get(const std::string& kind, const std::string& ns,
+                                                  const std::string& name) {
+  return countedRead(kind, [&] { return inner_.get(kind, ns, name); });
+}
+
+kube::Snapshot CountingKubeClient::getSnapshot(const std::string& kind, const std::string& ns,
+                                               const std::string& name) {
+  return countedRead(kind, [&] { return inner_.getSnapshot(kind, ns, name); });
+}
+
 std::optional<kube::json> CountingKubeClient::getLive(const std::string& kind,
                                                       const std::string& ns,
                                                       const std::string& name) {
-  std::optional<kube::json> found;
-  try {
-    found = inner_.getLive(kind, ns, name);
-  } catch (const kube::ApiError& e) {
-    counter_.add("get", kind, std::to_string(e.code()));
-    throw;
-  }
-  counter_.add("get", kind, found ? "200" : "404");
-  return found;
+  return countedRead(kind, [&] { return inner_.getLive(kind, ns, name); });
 }
 
 std::vector<kube::json> CountingKubeClient::list(const std::string& kind, const std::string& ns,

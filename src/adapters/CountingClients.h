@@ -34,6 +34,8 @@ class CountingKubeClient : public kube::KubeClient {
       : inner_(inner), counter_(counter) {}
   std::optional<kube::json> get(const std::string& kind, const std::string& ns,
                                 const std::string& name) override;
+  kube::Snapshot getSnapshot(const std::string& kind, const std::string& ns,
+                             const std::string& name) override;
   std::optional<kube::json> getLive(const std::string& kind, const std::string& ns,
                                     const std::string& name) override;
   std::vector<kube::json> list(const std::string& kind, const std::string& ns,
@@ -46,11 +48,16 @@ class CountingKubeClient : public kube::KubeClient {
   void watch(const std::string& kind, kube::WatchCallback callback) override {
     inner_.watch(kind, std::move(callback));
   }
+  void watchSnapshots(const std::string& kind, kube::SnapshotCallback callback) override {
+    inner_.watchSnapshots(kind, std::move(callback));
+  }
   bool watchesSynced() const override { return inner_.watchesSynced(); }
 
  private:
   template <class F>
   auto counted(const char* verb, const std::string& kind, const char* okCode, F&& call);
+  template <class F>
+  auto countedRead(const std::string& kind, F&& call);
   kube::KubeClient& inner_;
   CallCounter& counter_;
 };

@@ -31,8 +31,8 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   // The intent is durable before the side effect: the write-ahead rule.
   uint64_t first = journal_.appendBatch(std::move(batch), wal::Durability::Sync);
   uint64_t intentSeq = first + plan.observations.size();
-  json current = job.raw;  // the RayJob as the server last returned it (finalizer writes move its
-                           // resourceVersion)
+  // The RayJob as the server last returned it (finalizer writes move its resourceVersion).
+  std::shared_ptr<const json> current = job.raw;
   for (size_t n = 0; n < plan.intents.size(); ++n, ++intentSeq) {
     const Intent& intent = plan.intents[n];
     json outcome{{"intent_seq", intentSeq},
@@ -71,7 +71,8 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   return result;
 }
 
-std::string Executor::run(const RayJob& job, const Intent& intent, json& current) {
+std::string Executor::run(const RayJob& job, const Intent& intent,
+                          std::shared_ptr<const json>& current) {
   switch (intent.action) {
     case Action::AddFinalizer:
       return changeFinalizer(job, true, current);
@@ -136,9 +137,9 @@ std::string Executor::run(const RayJob& job, const Intent& intent, json& current
     case Action::StopRayJob:
       return ray_.stop(intent.object.value("dashboard", ""), intent.target) ? "ok" : "already_done";
     case Action::WriteStatus: {
-      json doc = current;
+      json doc = *current;
       doc["status"] = intent.object;
-      current = kube_.updateStatus("RayJob", doc);
+      current = std::make_shared<const json>(kube_.updateStatus("RayJob", doc));
       return "ok";
     }
   }
@@ -189,20 +190,21 @@ std::string Executor::removeChild(const RayJob& job, const std::string& kind,
   }
 }
 
-std::string Executor::changeFinalizer(const RayJob& job, bool add, json& current) {
+std::string Executor::changeFinalizer(const RayJob& job, bool add,
+                                      std::shared_ptr<const json>& current) {
   // Written against the resourceVersion the decision saw: a concurrent change is a 409, and the
   // decision is re-derived from fresh state.
-  json& meta = current["metadata"];
+  const json& meta = current->at("metadata");
   json finalizers = meta.value("finalizers", json::array());
   json next = json::array();
   for (const auto& f : finalizers)
     if (f != kFinalizer) next.push_back(f);
   if (add) next.push_back(kFinalizer);
   if (next == finalizers) return "already_done";
-  json doc = current;
+  json doc = *current;
   doc["metadata"]["finalizers"] = next;
   try {
-    current = kube_.update("RayJob", doc);
+    current = std::make_shared<const json>(kube_.update("RayJob", doc));
   } catch (const kube::ApiError& e) {
     if (e.notFound() && !add) return "already_done";
     throw;

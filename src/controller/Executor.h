@@ -40,10 +40,10 @@ class Executor {
 
  private:
   // Returns the outcome result ("ok", "adopted", "already_done"); throws on failure.
-  std::string run(const RayJob& job, const Intent& intent, json& current);
+  std::string run(const RayJob& job, const Intent& intent, std::shared_ptr<const json>& current);
   std::string create(const RayJob& job, const std::string& kind, const Intent& intent);
   std::string removeChild(const RayJob& job, const std::string& kind, const std::string& name);
-  std::string changeFinalizer(const RayJob& job, bool add, json& current);
+  std::string changeFinalizer(const RayJob& job, bool add, std::shared_ptr<const json>& current);
   wal::Record recordFor(const RayJob& job, wal::RecordType type, json body) const;
 
   wal::Journal& journal_;

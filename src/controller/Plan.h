@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -64,11 +65,12 @@ struct RayProbe {
 
 struct Observed {
   RayJob job;
-  std::optional<json> cluster;         // RayCluster status.rayClusterName
-  std::optional<json> headService;     // the cluster's head Service
-  std::optional<json> submitter;       // batch Job named after the RayJob
-  std::optional<json> jobHeadService;  // the RayJob-level Service <rayjob>-head-svc
-  std::vector<json> headPods;          // SidecarMode: Pods labelled as the cluster's head
+  // Objects as the cache holds them (shared, never modified); null when absent.
+  std::shared_ptr<const json> cluster;         // RayCluster status.rayClusterName
+  std::shared_ptr<const json> headService;     // the cluster's head Service
+  std::shared_ptr<const json> submitter;       // batch Job named after the RayJob
+  std::shared_ptr<const json> jobHeadService;  // the RayJob-level Service <rayjob>-head-svc
+  std::vector<json> headPods;                  // SidecarMode: Pods labelled as the cluster's head
   RayProbe ray;
 };
 

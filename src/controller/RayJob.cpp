@@ -30,6 +30,13 @@ std::map<std::string, std::string> stringMap(const json& object, const char* nam
   return field<std::map<std::string, std::string>>(object, name, {}, path);
 }
 
+// The member when it is an object, else an empty object (no copy either way).
+const json& objectOrEmpty(const json& object, const char* name) {
+  static const json empty = json::object();
+  auto it = object.find(name);
+  return it != object.end() && it->is_object() ? *it : empty;
+}
+
 json objectField(const json& object, const char* name) {
   auto it = object.find(name);
   return it == object.end() ? json() : *it;
@@ -60,8 +67,8 @@ RayJobStatus statusFromJson(const json& s) {
   st.endTime = field<std::string>(s, "endTime", "", p);
   st.succeeded = field<int32_t>(s, "succeeded", 0, p);
   st.failed = field<int32_t>(s, "failed", 0, p);
-  st.rayClusterStatus = s.value("rayClusterStatus", json::object());
-  json info = s.value("rayJobInfo", json::object());
+  st.rayClusterStatus = objectOrEmpty(s, "rayClusterStatus");
+  const json& info = objectOrEmpty(s, "rayJobInfo");
   st.rayJobInfoStartTime = field<std::string>(info, "startTime", "", p + ".rayJobInfo");
   st.rayJobInfoEndTime = field<std::string>(info, "endTime", "", p + ".rayJobInfo");
   st.jobStatusCheckFailureStartTime =
@@ -71,8 +78,13 @@ RayJobStatus statusFromJson(const json& s) {
 }
 
 RayJob parseRayJob(const json& doc) {
+  return parseRayJob(std::make_shared<const json>(doc));
+}
+
+RayJob parseRayJob(std::shared_ptr<const json> document) {
   RayJob job;
-  job.raw = doc;
+  job.raw = std::move(document);
+  const json& doc = *job.raw;
   const json& meta = doc.at("metadata");
   job.ns = meta.value("namespace", "default");
   job.name = meta.value("name", "");
@@ -82,7 +94,7 @@ RayJob parseRayJob(const json& doc) {
   job.finalizers = field<std::vector<std::string>>(meta, "finalizers", {}, "metadata");
   job.labels = stringMap(meta, "labels", "metadata");
   job.annotations = stringMap(meta, "annotations", "metadata");
-  json spec = doc.value("spec", json::object());
+  const json& spec = objectOrEmpty(doc, "spec");
   const std::string p = "spec";
   RayJobSpec& s = job.spec;
   s.entrypoint = field<std::string>(spec, "entrypoint", "", p);
@@ -98,8 +110,8 @@ RayJob parseRayJob(const json& doc) {
   s.backoffLimit = optionalField<int32_t>(spec, "backoffLimit", p);
   s.submitterPodTemplate = objectField(spec, "submitterPodTemplate");
   if (spec.contains("submitterConfig")) {
-    s.submitterBackoffLimit =
-        optionalField<int32_t>(spec["submitterConfig"], "backoffLimit", p + ".submitterConfig");
+    s.submitterBackoffLimit = optionalField<int32_t>(objectOrEmpty(spec, "submitterConfig"),
+                                                     "backoffLimit", p + ".submitterConfig");
   }
   s.suspend = field<bool>(spec, "suspend", false, p);
   s.managedBy = optionalField<std::string>(spec, "managedBy", p);
@@ -108,7 +120,7 @@ RayJob parseRayJob(const json& doc) {
   s.entrypointNumGpus = field<double>(spec, "entrypointNumGpus", 0, p);
   s.entrypointResources = field<std::string>(spec, "entrypointResources", "", p);
   s.deletionStrategy = objectField(spec, "deletionStrategy");
-  job.status = statusFromJson(doc.value("status", json::object()));
+  job.status = statusFromJson(objectOrEmpty(doc, "status"));
   return job;
 }
 

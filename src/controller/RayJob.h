@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -70,7 +71,7 @@ struct RayJob {
   std::map<std::string, std::string> annotations;
   RayJobSpec spec;
   RayJobStatus status;
-  json raw;
+  std::shared_ptr<const json> raw;  // the document as read, shared with the cache
 
   bool hasFinalizer() const;
   std::string key() const { return ns + "/" + name; }
@@ -78,6 +79,7 @@ struct RayJob {
 
 // Throws std::invalid_argument naming the field when a field has the wrong type.
 RayJob parseRayJob(const json& document);
+RayJob parseRayJob(std::shared_ptr<const json> document);
 json statusToJson(const RayJobStatus& status);
 RayJobStatus statusFromJson(const json& status);
 

@@ -13,28 +13,29 @@ bool isAtRest(const RayJob& job) {
   return s == "Waiting" && job.spec.jobId.empty();
 }
 
-Observed Reconciler::observe(const RayJob& job) {
-  Observed o{job, {}, {}, {}, {}, {}, {}};
+Observed Reconciler::observe(RayJob parsed) {
+  Observed o{std::move(parsed), {}, {}, {}, {}, {}, {}};
+  const RayJob& job = o.job;
   const RayJobStatus& st = job.status;
   if (!st.rayClusterName.empty()) {
-    o.cluster = kube_.get("RayCluster", job.ns, st.rayClusterName);
+    o.cluster = kube_.getSnapshot("RayCluster", job.ns, st.rayClusterName);
     if (o.cluster) {
-      std::string svc = (*o.cluster)["spec"]
-                            .value("headGroupSpec", json::object())
-                            .value("headService", json::object())
-                            .value("metadata", json::object())
-                            .value("name", st.rayClusterName + "-head-svc");
-      o.headService = kube_.get("Service", job.ns, svc);
+      static const json::json_pointer kHeadServiceName(
+          "/spec/headGroupSpec/headService/metadata/name");
+      std::string svc = st.rayClusterName + "-head-svc";
+      if (o.cluster->contains(kHeadServiceName) && o.cluster->at(kHeadServiceName).is_string())
+        svc = o.cluster->at(kHeadServiceName).get<std::string>();
+      o.headService = kube_.getSnapshot("Service", job.ns, svc);
     }
   }
   if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty())
-    o.submitter = kube_.get("Job", job.ns, job.name);
+    o.submitter = kube_.getSnapshot("Job", job.ns, job.name);
   if (job.spec.submissionMode == "SidecarMode" && !st.rayClusterName.empty()) {
     o.headPods = kube_.list("Pod", job.ns,
                             {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}});
   }
   if (st.jobDeploymentStatus == "Running" && job.spec.clusterSelector.empty()) {
-    o.jobHeadService = kube_.get("Service", job.ns, job.name + "-head-svc");
+    o.jobHeadService = kube_.getSnapshot("Service", job.ns, job.name + "-head-svc");
   }
   const std::string& s = st.jobDeploymentStatus;
   bool wantsRay = s == "Running" || s == "Suspending" || s == "Retrying" || job.deleting;
@@ -76,18 +77,19 @@ ReconcileResult Reconciler::reconcile(const std::string& key) {
   ReconcileResult result;
   std::string ns = key.substr(0, key.find('/'));
   std::string name = key.substr(key.find('/') + 1);
-  auto doc = kube_.get("RayJob", ns, name);
+  auto doc = kube_.getSnapshot("RayJob", ns, name);
   if (!doc) return result;
-  RayJob job;
+  RayJob parsed;
   try {
-    job = parseRayJob(*doc);
+    parsed = parseRayJob(std::move(doc));
   } catch (const std::exception& e) {
     spdlog::error("RayJob {}: cannot be read: {}", key, e.what());
     result.atRest = true;
     return result;
   }
-  checkDrift(job);
-  Observed observed = observe(job);
+  checkDrift(parsed);
+  Observed observed = observe(std::move(parsed));
+  const RayJob& job = observed.job;
   Plan plan = decide(observed, projection_.facts(key, job.status.jobId), clock_.nowMs(), config_);
   if (!plan.why.empty() && (!plan.intents.empty()))
     spdlog::info("RayJob {} [{}]: {}", key, job.status.jobDeploymentStatus, plan.why);

@@ -33,7 +33,7 @@ class Reconciler {
   ReconcileResult reconcile(const std::string& key);
 
  private:
-  Observed observe(const RayJob& job);
+  Observed observe(RayJob job);
   void checkDrift(const RayJob& job);
 
   kube::KubeClient& kube_;

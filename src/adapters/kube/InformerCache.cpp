@@ -9,22 +9,37 @@ std::string keyOf(const json& o) {
   return o["metadata"].value("namespace", "") + "/" + o["metadata"].value("name", "");
 }
 
-// resourceVersions are opaque, but etcd's are increasing integers: compare when both are.
-bool olderThan(const json& incoming, const json& cached) {
-  std::string a = incoming["metadata"].value("resourceVersion", "");
-  std::string b = cached["metadata"].value("resourceVersion", "");
-  if (a.empty() || b.empty() || a.find_first_not_of("0123456789") != std::string::npos ||
+const std::string& resourceVersionOf(const json& o) {
+  static const std::string none;
+  auto meta = o.find("metadata");
+  if (meta == o.end()) return none;
+  auto rv = meta->find("resourceVersion");
+  return rv != meta->end() && rv->is_string() ? rv->get_ref<const std::string&>() : none;
+}
+
+// resourceVersions are opaque, but etcd's are increasing integers: compare when both are. The
+// same version is the same object (a write's answer and its own watch event): not replaced.
+bool replaces(const json& incoming, const json& cached) {
+  const std::string& a = resourceVersionOf(incoming);
+  const std::string& b = resourceVersionOf(cached);
+  if (a.empty() || b.empty()) return true;
+  if (a == b) return false;
+  if (a.find_first_not_of("0123456789") != std::string::npos ||
       b.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  return a.size() != b.size() ? a.size() < b.size() : a < b;
+    return true;
+  return a.size() != b.size() ? a.size() > b.size() : a > b;
 }
 
 bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
-  const json meta = o.value("metadata", json::object());
-  const json have = meta.value("labels", json::object());
+  if (labels.empty()) return true;
+  auto meta = o.find("metadata");
+  if (meta == o.end()) return false;
+  auto have = meta->find("labels");
+  if (have == meta->end()) return false;
   for (const auto& [k, v] : labels) {
-    auto it = have.find(k);
-    if (it == have.end() || !it->is_string() || it->get<std::string>() != v) return false;
+    auto it = have->find(k);
+    if (it == have->end() || !it->is_string() || it->get_ref<const std::string&>() != v)
+      return false;
   }
   return true;
 }
@@ -38,7 +53,8 @@ InformerCache::InformerCache(KubeClient& inner, std::set<std::string> kinds) : i
 void InformerCache::start(std::chrono::milliseconds timeout) {
   for (auto& [kind, store] : stores_) {
     std::string k = kind;
-    inner_.watch(k, [this, k](WatchEventType type, const json& o) { onEvent(k, type, o); });
+    inner_.watchSnapshots(
+        k, [this, k](WatchEventType type, const Snapshot& o) { onEvent(k, type, o); });
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!inner_.watchesSynced()) {
@@ -52,17 +68,19 @@ void InformerCache::start(std::chrono::milliseconds timeout) {
   for (auto& [kind, store] : stores_) store.synced = true;
 }
 
-void InformerCache::onEvent(const std::string& kind, WatchEventType type, const json& object) {
+void InformerCache::keepNewer(Store& store, const Snapshot& object) {
+  auto& slot = store.objects[keyOf(*object)];
+  if (!slot || replaces(*object, *slot)) slot = object;
+}
+
+void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& object) {
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);
-    std::string key = keyOf(object);
-    if (type == WatchEventType::Deleted) {
-      store.objects.erase(key);
-    } else {
-      auto& slot = store.objects[key];
-      if (slot.is_null() || !olderThan(object, slot)) slot = object;
-    }
+    if (type == WatchEventType::Deleted)
+      store.objects.erase(keyOf(*object));
+    else
+      keepNewer(store, object);
   }
   std::vector<WatchCallback> listeners;
   {
@@ -70,14 +88,15 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
     listeners = stores_.at(kind).listeners;
   }
   std::lock_guard dispatch(dispatchMu_);
-  for (auto& l : listeners) l(type, object);
+  for (auto& l : listeners) l(type, *object);
 }
 
+// Copies the write's answer only when the watch has not already delivered that version.
 void InformerCache::remember(const std::string& kind, const json& object) {
   if (!cached(kind) || !object.is_object()) return;
   std::unique_lock lock(mu_);
   auto& slot = stores_.at(kind).objects[keyOf(object)];
-  if (slot.is_null() || !olderThan(object, slot)) slot = object;
+  if (!slot || replaces(object, *slot)) slot = std::make_shared<const json>(object);
 }
 
 std::optional<json> InformerCache::get(const std::string& kind, const std::string& ns,
@@ -88,10 +107,23 @@ std::optional<json> InformerCache::get(const std::string& kind, const std::strin
     if (store.synced) {
       auto it = store.objects.find(ns + "/" + name);
       if (it == store.objects.end()) return std::nullopt;
-      return it->second;
+      return *it->second;
     }
   }
   return inner_.get(kind, ns, name);
+}
+
+Snapshot InformerCache::getSnapshot(const std::string& kind, const std::string& ns,
+                                    const std::string& name) {
+  if (cached(kind)) {
+    std::shared_lock lock(mu_);
+    const Store& store = stores_.at(kind);
+    if (store.synced) {
+      auto it = store.objects.find(ns + "/" + name);
+      return it == store.objects.end() ? nullptr : it->second;
+    }
+  }
+  return inner_.getSnapshot(kind, ns, name);
 }
 
 std::optional<json> InformerCache::getLive(const std::string& kind, const std::string& ns,
@@ -109,8 +141,8 @@ std::vector<json> InformerCache::list(const std::string& kind, const std::string
     if (store.synced) {
       std::vector<json> out;
       for (const auto& [key, o] : store.objects) {
-        if ((ns.empty() || key.compare(0, ns.size() + 1, ns + "/") == 0) && labelsMatch(o, labels))
-          out.push_back(o);
+        if ((ns.empty() || key.compare(0, ns.size() + 1, ns + "/") == 0) && labelsMatch(*o, labels))
+          out.push_back(*o);
       }
       return out;
     }
@@ -143,7 +175,7 @@ void InformerCache::remove(const std::string& kind, const std::string& ns, const
 
 void InformerCache::watch(const std::string& kind, WatchCallback callback) {
   if (!cached(kind)) return inner_.watch(kind, std::move(callback));
-  std::vector<json> existing;
+  std::vector<Snapshot> existing;
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);
@@ -151,7 +183,7 @@ void InformerCache::watch(const std::string& kind, WatchCallback callback) {
     store.listeners.push_back(callback);
   }
   std::lock_guard dispatch(dispatchMu_);
-  for (const auto& o : existing) callback(WatchEventType::Added, o);
+  for (const auto& o : existing) callback(WatchEventType::Added, *o);
 }
 
 size_t InformerCache::size(const std::string& kind) const {

@@ -27,6 +27,8 @@ class InformerCache : public KubeClient {
 
   std::optional<json> get(const std::string& kind, const std::string& ns,
                           const std::string& name) override;
+  Snapshot getSnapshot(const std::string& kind, const std::string& ns,
+                       const std::string& name) override;
   std::optional<json> getLive(const std::string& kind, const std::string& ns,
                               const std::string& name) override;
   std::vector<json> list(const std::string& kind, const std::string& ns,
@@ -41,12 +43,13 @@ class InformerCache : public KubeClient {
 
  private:
   struct Store {
-    std::map<std::string, json> objects;  // "ns/name"
+    std::map<std::string, Snapshot> objects;  // "ns/name"
     std::vector<WatchCallback> listeners;
     bool synced = false;
   };
-  void onEvent(const std::string& kind, WatchEventType type, const json& object);
+  void onEvent(const std::string& kind, WatchEventType type, const Snapshot& object);
   void remember(const std::string& kind, const json& object);
+  void keepNewer(Store& store, const Snapshot& object);
   bool cached(const std::string& kind) const { return stores_.count(kind) > 0; }
 
   KubeClient& inner_;

@@ -34,6 +34,10 @@ class ApiError : public std::runtime_error {
 
 enum class WatchEventType { Added, Modified, Deleted };
 using WatchCallback = std::function<void(WatchEventType, const json&)>;
+// An object as the server last returned it, shared and never modified: caches and the simulated
+// API server hand these out instead of deep copies (as client-go informers share their objects).
+using Snapshot = std::shared_ptr<const json>;
+using SnapshotCallback = std::function<void(WatchEventType, const Snapshot&)>;
 enum class Propagation { Background, Foreground, Orphan };
 
 class KubeClient {
@@ -47,6 +51,13 @@ class KubeClient {
   virtual std::optional<json> getLive(const std::string& kind, const std::string& ns,
                                       const std::string& name) {
     return get(kind, ns, name);
+  }
+  // get() without the copy where the implementation keeps snapshots (caches); nullptr when
+  // absent. The object must not be modified (copy it to write it back).
+  virtual Snapshot getSnapshot(const std::string& kind, const std::string& ns,
+                               const std::string& name) {
+    auto found = get(kind, ns, name);
+    return found ? std::make_shared<const json>(std::move(*found)) : nullptr;
   }
   virtual std::vector<json> list(const std::string& kind, const std::string& ns,
                                  const std::map<std::string, std::string>& labels = {}) = 0;
@@ -62,6 +73,12 @@ class KubeClient {
   // Calls back for every change of that kind, from a thread of the implementation's choosing,
   // starting with Added for every existing object. The callback must not block for long.
   virtual void watch(const std::string& kind, WatchCallback callback) = 0;
+  // watch() delivering shared snapshots; by default each event is copied once into one.
+  virtual void watchSnapshots(const std::string& kind, SnapshotCallback callback) {
+    watch(kind, [callback = std::move(callback)](WatchEventType type, const json& object) {
+      callback(type, std::make_shared<const json>(object));
+    });
+  }
   // Every watch() so far has delivered its first complete list (Added for every object).
   virtual bool watchesSynced() const { return true; }
 };

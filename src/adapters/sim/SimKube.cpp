@@ -54,15 +54,15 @@ void SimKube::load(bool readOnly) {
         break;  // a torn final line from a kill: everything before it stands
       std::string key = entry["key"];
       if (entry["op"] == "put") {
-        if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
+        if (auto old = objects_.find(key); old != objects_.end()) index(key, *old->second, false);
         index(key, entry["object"], true);
-        objects_[key] = entry["object"];
+        objects_[key] = std::make_shared<const json>(std::move(entry["object"]));
         kindOfKey_[key] = entry["kind"];
         resourceVersion_ = std::max<uint64_t>(
             resourceVersion_,
-            std::stoull(entry["object"]["metadata"].value("resourceVersion", "0")));
+            std::stoull((*objects_[key])["metadata"].value("resourceVersion", "0")));
       } else if (entry["op"] == "del") {
-        if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
+        if (auto old = objects_.find(key); old != objects_.end()) index(key, *old->second, false);
         objects_.erase(key);
         kindOfKey_.erase(key);
       }
@@ -74,7 +74,8 @@ void SimKube::load(bool readOnly) {
   {
     std::ofstream out(tmp, std::ios::trunc);
     for (const auto& [key, object] : objects_) {
-      out << json{{"op", "put"}, {"key", key}, {"kind", kindOfKey_[key]}, {"object", object}}.dump()
+      out << json{{"op", "put"}, {"key", key}, {"kind", kindOfKey_[key]}, {"object", *object}}
+                 .dump()
           << "\n";
     }
     out << json{{"op", "rv"}, {"key", ""}, {"rv", resourceVersion_}}.dump() << "\n";
@@ -96,7 +97,8 @@ void SimKube::repairHistory() {
     json entry = json::parse(line, nullptr, false);
     if (entry.is_object()) recorded.insert(entry.value("uid", ""));
   }
-  for (const auto& [key, object] : objects_) {
+  for (const auto& [key, snapshot] : objects_) {
+    const json& object = *snapshot;
     const std::string& kind = kindOfKey_[key];
     std::string uid = object["metadata"].value("uid", "");
     if (kind == "Event" || uid.empty() || recorded.count(uid)) continue;
@@ -179,7 +181,16 @@ std::optional<json> SimKube::get(const std::string& kind, const std::string& ns,
   maybeFail("get", kind, false);
   auto it = objects_.find(keyOf(kind, ns, name));
   if (it == objects_.end()) return std::nullopt;
-  return it->second;
+  return *it->second;
+}
+
+kube::Snapshot SimKube::getSnapshot(const std::string& kind, const std::string& ns,
+                                    const std::string& name) {
+  std::lock_guard lock(mu_);
+  count("get", kind);
+  maybeFail("get", kind, false);
+  auto it = objects_.find(keyOf(kind, ns, name));
+  return it == objects_.end() ? nullptr : it->second;
 }
 
 std::vector<json> SimKube::list(const std::string& kind, const std::string& ns,
@@ -191,7 +202,7 @@ std::vector<json> SimKube::list(const std::string& kind, const std::string& ns,
   std::string prefix = kind + "/" + (ns.empty() ? "" : ns + "/");
   for (auto it = objects_.lower_bound(prefix);
        it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-    if (labelsMatch(it->second, labels)) out.push_back(it->second);
+    if (labelsMatch(*it->second, labels)) out.push_back(*it->second);
   }
   return out;
 }
@@ -218,7 +229,7 @@ std::vector<json> SimKube::listOwned(const std::string& kind, const std::string&
   for (const auto& key : it->second) {
     if (key.compare(0, kind.size() + 1, kind + "/") != 0) continue;
     auto object = objects_.find(key);
-    if (object != objects_.end()) out.push_back(object->second);
+    if (object != objects_.end()) out.push_back(*object->second);
   }
   return out;
 }
@@ -230,7 +241,7 @@ std::vector<json> SimKube::listWhere(const std::string& kind,
   std::string prefix = kind + "/";
   for (auto it = objects_.lower_bound(prefix);
        it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-    if (filter(it->second)) out.push_back(it->second);
+    if (filter(*it->second)) out.push_back(*it->second);
   }
   return out;
 }
@@ -240,25 +251,26 @@ void SimKube::put(const std::string& kind, json object, kube::WatchEventType typ
   std::string key = keyOf(kind, nsOf(object), nameOf(object));
   object["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
   kindOfKey_[key] = kind;
-  if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
+  if (auto old = objects_.find(key); old != objects_.end()) index(key, *old->second, false);
   index(key, object, true);
-  objects_[key] = object;
-  persist("put", key, &object);
-  events.push_back({kind, type, std::move(object)});
+  auto snapshot = std::make_shared<const json>(std::move(object));
+  objects_[key] = snapshot;
+  persist("put", key, snapshot.get());
+  events.push_back({kind, type, std::move(snapshot)});
 }
 
 void SimKube::erase(const std::string& key, std::vector<Event>& events) {
   auto it = objects_.find(key);
   if (it == objects_.end()) return;
-  json object = std::move(it->second);
+  kube::Snapshot object = std::move(it->second);
   std::string kind = kindOfKey_[key];
-  index(key, object, false);
+  index(key, *object, false);
   objects_.erase(it);
   ++resourceVersion_;
   persist("del", key, nullptr);
   kindOfKey_.erase(key);
-  std::string uid = object["metadata"].value("uid", "");
-  events.push_back({kind, kube::WatchEventType::Deleted, object});
+  std::string uid = (*object)["metadata"].value("uid", "");
+  events.push_back({kind, kube::WatchEventType::Deleted, std::move(object)});
   cascade(uid, events);
 }
 
@@ -271,11 +283,12 @@ void SimKube::cascade(const std::string& uid, std::vector<Event>& events) {
   for (const auto& key : dependents) {
     auto it = objects_.find(key);
     if (it == objects_.end()) continue;
-    json& object = it->second;
-    if (!object["metadata"].value("finalizers", json::array()).empty()) {
-      if (!object["metadata"].contains("deletionTimestamp")) {
+    const json& meta = (*it->second)["metadata"];
+    if (!meta.value("finalizers", json::array()).empty()) {
+      if (!meta.contains("deletionTimestamp")) {
+        json object = *it->second;
         object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
-        put(kindOfKey_[key], object, kube::WatchEventType::Modified, events);
+        put(kindOfKey_[key], std::move(object), kube::WatchEventType::Modified, events);
       }
       continue;
     }
@@ -286,7 +299,7 @@ void SimKube::cascade(const std::string& uid, std::vector<Event>& events) {
 void SimKube::finishIfUnblocked(const std::string& key, std::vector<Event>& events) {
   auto it = objects_.find(key);
   if (it == objects_.end()) return;
-  const json& meta = it->second["metadata"];
+  const json& meta = (*it->second)["metadata"];
   if (meta.contains("deletionTimestamp") && meta.value("finalizers", json::array()).empty())
     erase(key, events);
 }
@@ -351,7 +364,7 @@ json SimKube::create(const std::string& kind, const json& input) {
       std::fwrite(line.data(), 1, line.size(), history_);
       std::fflush(history_);
     }
-    return objects_[key];
+    return *objects_[key];
   });
 }
 
@@ -371,7 +384,7 @@ void SimKube::validate(const std::string& kind, const json& object) {
   }
 }
 
-json& SimKube::checkedExisting(const std::string& kind, const json& object) {
+const json& SimKube::checkedExisting(const std::string& kind, const json& object) {
   std::string key = keyOf(kind, nsOf(object), nameOf(object));
   auto it = objects_.find(key);
   if (it == objects_.end()) {
@@ -379,18 +392,18 @@ json& SimKube::checkedExisting(const std::string& kind, const json& object) {
                          kind + " " + nsOf(object) + "/" + nameOf(object) + " not found");
   }
   std::string want = object["metadata"].value("resourceVersion", "");
-  if (!want.empty() && want != it->second["metadata"].value("resourceVersion", "")) {
+  if (!want.empty() && want != (*it->second)["metadata"].value("resourceVersion", "")) {
     throw kube::ApiError(409, "Conflict",
                          "Operation cannot be fulfilled on " + kind + " \"" + nameOf(object) +
                              "\": the object has been modified; please apply your changes to the "
                              "latest version and try again");
   }
-  return it->second;
+  return *it->second;
 }
 
 json SimKube::update(const std::string& kind, const json& input) {
   return write("update", kind, [&](std::vector<Event>& events) {
-    json& current = checkedExisting(kind, input);
+    const json& current = checkedExisting(kind, input);
     json object = input;
     object["metadata"]["uid"] = current["metadata"]["uid"];
     object["metadata"]["creationTimestamp"] = current["metadata"]["creationTimestamp"];
@@ -404,8 +417,8 @@ json SimKube::update(const std::string& kind, const json& input) {
     if (object.value("spec", json()) != current.value("spec", json())) ++generation;
     object["metadata"]["generation"] = generation;
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
-    put(kind, object, kube::WatchEventType::Modified, events);
-    json result = objects_[key];
+    put(kind, std::move(object), kube::WatchEventType::Modified, events);
+    json result = *objects_[key];
     finishIfUnblocked(key, events);
     return result;
   });
@@ -415,8 +428,9 @@ json SimKube::updateStatus(const std::string& kind, const json& input) {
   return write("updateStatus", kind, [&](std::vector<Event>& events) {
     json object = checkedExisting(kind, input);
     object["status"] = input.value("status", json::object());
-    put(kind, object, kube::WatchEventType::Modified, events);
-    return objects_[keyOf(kind, nsOf(object), nameOf(object))];
+    std::string key = keyOf(kind, nsOf(object), nameOf(object));
+    put(kind, std::move(object), kube::WatchEventType::Modified, events);
+    return *objects_[key];
   });
 }
 
@@ -427,13 +441,13 @@ void SimKube::remove(const std::string& kind, const std::string& ns, const std::
     auto it = objects_.find(key);
     if (it == objects_.end())
       throw kube::ApiError(404, "NotFound", kind + " " + ns + "/" + name + " not found");
-    json& object = it->second;
-    if (propagation == kube::Propagation::Orphan)
-      orphanDependents(object["metadata"].value("uid", ""));
-    if (!object["metadata"].value("finalizers", json::array()).empty()) {
-      if (!object["metadata"].contains("deletionTimestamp")) {
+    const json& meta = (*it->second)["metadata"];
+    if (propagation == kube::Propagation::Orphan) orphanDependents(meta.value("uid", ""));
+    if (!meta.value("finalizers", json::array()).empty()) {
+      if (!meta.contains("deletionTimestamp")) {
+        json object = *it->second;
         object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
-        put(kind, object, kube::WatchEventType::Modified, events);
+        put(kind, std::move(object), kube::WatchEventType::Modified, events);
       }
     } else {
       erase(key, events);
@@ -447,18 +461,35 @@ void SimKube::orphanDependents(const std::string& uid) {
   if (found == dependents_.end()) return;
   std::vector<std::string> keys(found->second.begin(), found->second.end());
   for (const auto& k : keys) {
-    json& dependent = objects_[k];
+    json dependent = *objects_[k];
     index(k, dependent, false);
     json kept = json::array();
     for (const auto& ref : dependent["metadata"]["ownerReferences"])
       if (ref.value("uid", "") != uid) kept.push_back(ref);
     dependent["metadata"]["ownerReferences"] = kept;
     index(k, dependent, true);
+    objects_[k] = std::make_shared<const json>(std::move(dependent));
   }
 }
 
 void SimKube::watch(const std::string& kind, kube::WatchCallback callback) {
-  std::vector<json> existing = list(kind, "");
+  watchSnapshots(kind, [callback = std::move(callback)](kube::WatchEventType type,
+                                                        const kube::Snapshot& object) {
+    callback(type, *object);
+  });
+}
+
+void SimKube::watchSnapshots(const std::string& kind, kube::SnapshotCallback callback) {
+  std::vector<kube::Snapshot> existing;
+  {
+    std::lock_guard lock(mu_);
+    count("list", kind);
+    maybeFail("list", kind, false);
+    std::string prefix = kind + "/";
+    for (auto it = objects_.lower_bound(prefix);
+         it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+      existing.push_back(it->second);
+  }
   std::lock_guard lock(watchMu_);
   for (const auto& object : existing) callback(kube::WatchEventType::Added, object);
   watchers_[kind].push_back(std::move(callback));

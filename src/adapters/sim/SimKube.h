@@ -46,7 +46,10 @@ class SimKube : public kube::KubeClient {
   json updateStatus(const std::string& kind, const json& object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               kube::Propagation propagation = kube::Propagation::Background) override;
+  kube::Snapshot getSnapshot(const std::string& kind, const std::string& ns,
+                             const std::string& name) override;
   void watch(const std::string& kind, kube::WatchCallback callback) override;
+  void watchSnapshots(const std::string& kind, kube::SnapshotCallback callback) override;
 
   // Like list, but the filter runs under the lock and only matches are copied (the simulated
   // world's actors use it to skip objects with nothing to do).
@@ -67,7 +70,7 @@ class SimKube : public kube::KubeClient {
   struct Event {
     std::string kind;
     kube::WatchEventType type;
-    json object;
+    kube::Snapshot object;
   };
   static std::string keyOf(const std::string& kind, const std::string& ns, const std::string& name);
   void maybeFail(const std::string& verb, const std::string& kind, bool afterApply);
@@ -87,14 +90,14 @@ class SimKube : public kube::KubeClient {
   void persist(const std::string& op, const std::string& key, const json* object);
   void load(bool readOnly);
   void repairHistory();
-  json& checkedExisting(const std::string& kind, const json& object);
+  const json& checkedExisting(const std::string& kind, const json& object);
 
   const Clock& clock_;
   std::string dir_;
   FILE* log_ = nullptr;
   FILE* history_ = nullptr;  // creates only, never compacted: lets tests count duplicates
   mutable std::mutex mu_;
-  std::map<std::string, json> objects_;  // key: kind/ns/name
+  std::map<std::string, kube::Snapshot> objects_;  // key: kind/ns/name; replaced, never modified
   std::map<std::string, std::string> kindOfKey_;
   std::map<std::string, std::set<std::string>> dependents_;  // owner uid -> keys of owned objects
   uint64_t resourceVersion_ = 0;
@@ -102,7 +105,7 @@ class SimKube : public kube::KubeClient {
   std::map<std::string, uint64_t> calls_;
   std::vector<json> creates_;
   std::mutex watchMu_;
-  std::map<std::string, std::vector<kube::WatchCallback>> watchers_;
+  std::map<std::string, std::vector<kube::SnapshotCallback>> watchers_;
 };
 
 }  // namespace rayjournal::sim

@@ -155,6 +155,10 @@ TEST(DecideTest, SubmitterJobIsBuiltLikeKubeRays) {
       << "W17: an already-submitted job is confirmed, not counted as a submitter failure";
 }
 
+std::shared_ptr<const json> shared(json object) {
+  return std::make_shared<const json>(std::move(object));
+}
+
 Observed observed(const json& doc) {
   return Observed{parseRayJob(doc), {}, {}, {}, {}, {}, {}};
 }
@@ -201,9 +205,9 @@ json writtenStatus(const Plan& plan) {
 TEST(DecideTest, StatusCheckFailureIsRecordedThenCleared) {
   Observed o = observed(runningDoc(""));
   o.cluster =
-      json{{"metadata",
-            {{"name", "c"},
-             {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}};
+      shared({{"metadata",
+               {{"name", "c"},
+                {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}});
   o.ray.asked = true;
   o.ray.error = "connection refused";
   json st = writtenStatus(decide(o, {}, 5000, {}));
@@ -221,9 +225,9 @@ TEST(DecideTest, StatusCheckTimeout) {
   for (int64_t elapsed : {100000, 300000}) {
     Observed o = observed(runningDoc(toRfc3339(0)));
     o.cluster =
-        json{{"metadata",
-              {{"name", "c"},
-               {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}};
+        shared({{"metadata",
+                 {{"name", "c"},
+                  {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}});
     o.ray.asked = true;
     o.ray.error = "timeout";
     json st = writtenStatus(decide(o, {}, elapsed, {}));
@@ -265,19 +269,22 @@ TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
   Observed o = observed(doc);
   json headSvc{{"metadata", {{"name", "c-head-svc"}}},
                {"spec", {{"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}};
-  o.headService = headSvc;
+  o.headService = shared(headSvc);
   json headNotReady{{"type", "HeadPodReady"}, {"status", "False"}};
   json owner = ownerRef();
-  o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
-                   {"status", {{"state", "ready"}, {"conditions", json::array({headNotReady})}}}};
+  json cluster{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
+               {"status", {{"state", "ready"}, {"conditions", json::array({headNotReady})}}}};
+  o.cluster = shared(cluster);
   Plan waiting = decide(o, {}, 1000, {});
   EXPECT_NE(waiting.why.find("waiting for RayCluster c to be ready"), std::string::npos)
       << waiting.why;
-  (*o.cluster)["status"]["conditions"][0]["status"] = "True";
+  cluster["status"]["conditions"][0]["status"] = "True";
+  o.cluster = shared(cluster);
   Plan go = decide(o, {}, 1000, {});
   EXPECT_EQ(writtenStatus(go).value("jobDeploymentStatus", ""), "Running") << go.why;
   // Without the condition (a RayCluster controller that does not write it), state decides.
-  (*o.cluster)["status"].erase("conditions");
+  cluster["status"].erase("conditions");
+  o.cluster = shared(cluster);
   EXPECT_EQ(writtenStatus(decide(o, {}, 1000, {})).value("jobDeploymentStatus", ""), "Running");
 }
 
@@ -292,8 +299,8 @@ TEST(DecideTest, MessageAloneIsNotWritten) {
   doc["status"]["rayClusterStatus"] = {{"state", "ready"}};
   Observed o = observed(doc);
   json owner = ownerRef();
-  o.cluster = json{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
-                   {"status", {{"state", "ready"}}}};
+  o.cluster = shared({{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
+                      {"status", {{"state", "ready"}}}});
   o.ray.reachable = true;
   o.ray.info = ray::JobInfo{"j", "RUNNING", "Job is currently running.", 0, 0};
   Plan plan = decide(o, {}, 1000, {});
