@@ -22,6 +22,13 @@ namespace {
 
 using nlohmann::json;
 
+double cpuSeconds() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return double(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 double peakRssMb() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
@@ -80,6 +87,7 @@ json runThroughput(const ThroughputOptions& o) {
   controller::Manager manager(*journal, cache, countingRay, clock, mo);
   manager.start();
   auto start = std::chrono::steady_clock::now();
+  double cpuAtStart = cpuSeconds();
   for (int i = 0; i < o.jobs; ++i)
     kube.create("RayJob", testing::sampleRayJob("bench-" + std::to_string(i),
                                                 o.mode == "http" ? "HTTPMode" : "K8sJobMode",
@@ -107,6 +115,9 @@ json runThroughput(const ThroughputOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // CPU of the whole process (operator and simulated cluster): steadier than wall time on a
+  // shared machine.
+  double cpu = cpuSeconds() - cpuAtStart;
   manager.stop();
   auto stats = journal->stats();
   auto lat = manager.latenciesUs();
@@ -127,6 +138,8 @@ json runThroughput(const ThroughputOptions& o) {
            {"mode", o.mode},
            {"wall_seconds", wall},
            {"rayjobs_per_sec", o.jobs / wall},
+           {"cpu_seconds", cpu},
+           {"cpu_ms_per_rayjob", 1000 * cpu / o.jobs},
            {"reconciles_per_sec", manager.reconciles() / wall},
            {"journal_records", stats.appends},
            {"journal_syncs", stats.syncs},

@@ -77,15 +77,15 @@ std::vector<kube::json> CountingKubeClient::list(const std::string& kind, const 
   return counted("list", kind, "200", [&] { return inner_.list(kind, ns, l); });
 }
 
-kube::json CountingKubeClient::create(const std::string& kind, const kube::json& object) {
+kube::Snapshot CountingKubeClient::create(const std::string& kind, const kube::json& object) {
   return counted("create", kind, "201", [&] { return inner_.create(kind, object); });
 }
 
-kube::json CountingKubeClient::update(const std::string& kind, const kube::json& object) {
+kube::Snapshot CountingKubeClient::update(const std::string& kind, const kube::json& object) {
   return counted("update", kind, "200", [&] { return inner_.update(kind, object); });
 }
 
-kube::json CountingKubeClient::updateStatus(const std::string& kind, const kube::json& object) {
+kube::Snapshot CountingKubeClient::updateStatus(const std::string& kind, const kube::json& object) {
   return counted("updateStatus", kind, "200", [&] { return inner_.updateStatus(kind, object); });
 }
 

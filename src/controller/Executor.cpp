@@ -139,7 +139,7 @@ std::string Executor::run(const RayJob& job, const Intent& intent,
     case Action::WriteStatus: {
       json doc = *current;
       doc["status"] = intent.object;
-      current = std::make_shared<const json>(kube_.updateStatus("RayJob", doc));
+      current = kube_.updateStatus("RayJob", doc);
       return "ok";
     }
   }
@@ -204,7 +204,7 @@ std::string Executor::changeFinalizer(const RayJob& job, bool add,
   json doc = *current;
   doc["metadata"]["finalizers"] = next;
   try {
-    current = std::make_shared<const json>(kube_.update("RayJob", doc));
+    current = kube_.update("RayJob", doc);
   } catch (const kube::ApiError& e) {
     if (e.notFound() && !add) return "already_done";
     throw;

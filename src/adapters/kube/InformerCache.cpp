@@ -91,12 +91,10 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
   for (auto& l : listeners) l(type, *object);
 }
 
-// Copies the write's answer only when the watch has not already delivered that version.
-void InformerCache::remember(const std::string& kind, const json& object) {
-  if (!cached(kind) || !object.is_object()) return;
+void InformerCache::remember(const std::string& kind, const Snapshot& object) {
+  if (!cached(kind) || !object || !object->is_object()) return;
   std::unique_lock lock(mu_);
-  auto& slot = stores_.at(kind).objects[keyOf(object)];
-  if (!slot || replaces(object, *slot)) slot = std::make_shared<const json>(object);
+  keepNewer(stores_.at(kind), object);
 }
 
 std::optional<json> InformerCache::get(const std::string& kind, const std::string& ns,
@@ -129,7 +127,7 @@ Snapshot InformerCache::getSnapshot(const std::string& kind, const std::string& 
 std::optional<json> InformerCache::getLive(const std::string& kind, const std::string& ns,
                                            const std::string& name) {
   auto found = inner_.getLive(kind, ns, name);
-  if (found) remember(kind, *found);
+  if (found) remember(kind, snapshotOf(*found));
   return found;
 }
 
@@ -150,20 +148,20 @@ std::vector<json> InformerCache::list(const std::string& kind, const std::string
   return inner_.list(kind, ns, labels);
 }
 
-json InformerCache::create(const std::string& kind, const json& object) {
-  json created = inner_.create(kind, object);
+Snapshot InformerCache::create(const std::string& kind, const json& object) {
+  Snapshot created = inner_.create(kind, object);
   remember(kind, created);
   return created;
 }
 
-json InformerCache::update(const std::string& kind, const json& object) {
-  json updated = inner_.update(kind, object);
+Snapshot InformerCache::update(const std::string& kind, const json& object) {
+  Snapshot updated = inner_.update(kind, object);
   remember(kind, updated);
   return updated;
 }
 
-json InformerCache::updateStatus(const std::string& kind, const json& object) {
-  json updated = inner_.updateStatus(kind, object);
+Snapshot InformerCache::updateStatus(const std::string& kind, const json& object) {
+  Snapshot updated = inner_.updateStatus(kind, object);
   remember(kind, updated);
   return updated;
 }

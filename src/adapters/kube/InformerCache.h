@@ -33,9 +33,9 @@ class InformerCache : public KubeClient {
                               const std::string& name) override;
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
-  json create(const std::string& kind, const json& object) override;
-  json update(const std::string& kind, const json& object) override;
-  json updateStatus(const std::string& kind, const json& object) override;
+  Snapshot create(const std::string& kind, const json& object) override;
+  Snapshot update(const std::string& kind, const json& object) override;
+  Snapshot updateStatus(const std::string& kind, const json& object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               Propagation propagation = Propagation::Background) override;
   void watch(const std::string& kind, WatchCallback callback) override;
@@ -48,7 +48,7 @@ class InformerCache : public KubeClient {
     bool synced = false;
   };
   void onEvent(const std::string& kind, WatchEventType type, const Snapshot& object);
-  void remember(const std::string& kind, const json& object);
+  void remember(const std::string& kind, const Snapshot& object);
   void keepNewer(Store& store, const Snapshot& object);
   bool cached(const std::string& kind) const { return stores_.count(kind) > 0; }
 

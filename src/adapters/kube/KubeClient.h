@@ -38,6 +38,9 @@ using WatchCallback = std::function<void(WatchEventType, const json&)>;
 // API server hand these out instead of deep copies (as client-go informers share their objects).
 using Snapshot = std::shared_ptr<const json>;
 using SnapshotCallback = std::function<void(WatchEventType, const Snapshot&)>;
+inline Snapshot snapshotOf(json object) {
+  return std::make_shared<const json>(std::move(object));
+}
 enum class Propagation { Background, Foreground, Orphan };
 
 class KubeClient {
@@ -62,11 +65,11 @@ class KubeClient {
   virtual std::vector<json> list(const std::string& kind, const std::string& ns,
                                  const std::map<std::string, std::string>& labels = {}) = 0;
   // Throws ApiError 409 AlreadyExists when the name is taken.
-  virtual json create(const std::string& kind, const json& object) = 0;
+  virtual Snapshot create(const std::string& kind, const json& object) = 0;
   // Spec/metadata write. Throws 409 Conflict on a stale metadata.resourceVersion, 404.
-  virtual json update(const std::string& kind, const json& object) = 0;
+  virtual Snapshot update(const std::string& kind, const json& object) = 0;
   // Status subresource write; same preconditions.
-  virtual json updateStatus(const std::string& kind, const json& object) = 0;
+  virtual Snapshot updateStatus(const std::string& kind, const json& object) = 0;
   // Throws 404 NotFound when absent.
   virtual void remove(const std::string& kind, const std::string& ns, const std::string& name,
                       Propagation propagation = Propagation::Background) = 0;

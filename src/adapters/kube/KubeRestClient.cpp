@@ -180,29 +180,29 @@ std::vector<json> KubeRestClient::list(const std::string& kind, const std::strin
   return items;
 }
 
-json KubeRestClient::create(const std::string& kind, const json& object) {
+Snapshot KubeRestClient::create(const std::string& kind, const json& object) {
   std::string ns = object["metadata"].value("namespace", config_.defaultNamespace);
-  return callJson("POST",
-                  resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager),
-                  object.dump());
+  return snapshotOf(callJson(
+      "POST", resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager),
+      object.dump()));
 }
 
-json KubeRestClient::update(const std::string& kind, const json& object) {
+Snapshot KubeRestClient::update(const std::string& kind, const json& object) {
   const auto& m = object["metadata"];
-  return callJson(
+  return snapshotOf(callJson(
       "PUT",
       resourcePath(kind, m.value("namespace", config_.defaultNamespace), m.value("name", "")) +
           "?fieldManager=" + percentEncode(options_.fieldManager),
-      object.dump());
+      object.dump()));
 }
 
-json KubeRestClient::updateStatus(const std::string& kind, const json& object) {
+Snapshot KubeRestClient::updateStatus(const std::string& kind, const json& object) {
   const auto& m = object["metadata"];
-  return callJson("PUT",
-                  resourcePath(kind, m.value("namespace", config_.defaultNamespace),
-                               m.value("name", ""), "status") +
-                      "?fieldManager=" + percentEncode(options_.fieldManager),
-                  object.dump());
+  return snapshotOf(callJson("PUT",
+                             resourcePath(kind, m.value("namespace", config_.defaultNamespace),
+                                          m.value("name", ""), "status") +
+                                 "?fieldManager=" + percentEncode(options_.fieldManager),
+                             object.dump()));
 }
 
 void KubeRestClient::remove(const std::string& kind, const std::string& ns, const std::string& name,

@@ -316,10 +316,10 @@ void SimKube::dispatch(const std::vector<Event>& events) {
 // Every write: count it, maybe fail it before it applies, apply it, maybe lose its response,
 // and deliver its watch events (also when the response is lost, as a real API server would).
 template <typename Apply>
-json SimKube::write(const std::string& verb, const std::string& kind, Apply&& apply) {
+kube::Snapshot SimKube::write(const std::string& verb, const std::string& kind, Apply&& apply) {
   std::vector<Event> events;
   std::optional<kube::ApiError> lost;
-  json result;
+  kube::Snapshot result;
   {
     std::lock_guard lock(mu_);
     count(verb, kind);
@@ -332,7 +332,7 @@ json SimKube::write(const std::string& verb, const std::string& kind, Apply&& ap
   return result;
 }
 
-json SimKube::create(const std::string& kind, const json& input) {
+kube::Snapshot SimKube::create(const std::string& kind, const json& input) {
   return write("create", kind, [&](std::vector<Event>& events) {
     json object = input;
     if (!object.contains("metadata") || nameOf(object).empty()) {
@@ -364,7 +364,7 @@ json SimKube::create(const std::string& kind, const json& input) {
       std::fwrite(line.data(), 1, line.size(), history_);
       std::fflush(history_);
     }
-    return *objects_[key];
+    return objects_[key];
   });
 }
 
@@ -401,7 +401,7 @@ const json& SimKube::checkedExisting(const std::string& kind, const json& object
   return *it->second;
 }
 
-json SimKube::update(const std::string& kind, const json& input) {
+kube::Snapshot SimKube::update(const std::string& kind, const json& input) {
   return write("update", kind, [&](std::vector<Event>& events) {
     const json& current = checkedExisting(kind, input);
     json object = input;
@@ -418,19 +418,19 @@ json SimKube::update(const std::string& kind, const json& input) {
     object["metadata"]["generation"] = generation;
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     put(kind, std::move(object), kube::WatchEventType::Modified, events);
-    json result = *objects_[key];
+    kube::Snapshot result = objects_[key];
     finishIfUnblocked(key, events);
     return result;
   });
 }
 
-json SimKube::updateStatus(const std::string& kind, const json& input) {
+kube::Snapshot SimKube::updateStatus(const std::string& kind, const json& input) {
   return write("updateStatus", kind, [&](std::vector<Event>& events) {
     json object = checkedExisting(kind, input);
     object["status"] = input.value("status", json::object());
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     put(kind, std::move(object), kube::WatchEventType::Modified, events);
-    return *objects_[key];
+    return objects_[key];
   });
 }
 
@@ -452,7 +452,7 @@ void SimKube::remove(const std::string& kind, const std::string& ns, const std::
     } else {
       erase(key, events);
     }
-    return json();
+    return kube::Snapshot();
   });
 }
 

@@ -41,9 +41,9 @@ class SimKube : public kube::KubeClient {
                           const std::string& name) override;
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
-  json create(const std::string& kind, const json& object) override;
-  json update(const std::string& kind, const json& object) override;
-  json updateStatus(const std::string& kind, const json& object) override;
+  kube::Snapshot create(const std::string& kind, const json& object) override;
+  kube::Snapshot update(const std::string& kind, const json& object) override;
+  kube::Snapshot updateStatus(const std::string& kind, const json& object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               kube::Propagation propagation = kube::Propagation::Background) override;
   kube::Snapshot getSnapshot(const std::string& kind, const std::string& ns,
@@ -84,7 +84,7 @@ class SimKube : public kube::KubeClient {
   void orphanDependents(const std::string& uid);
   static void validate(const std::string& kind, const json& object);
   template <typename Apply>
-  json write(const std::string& verb, const std::string& kind, Apply&& apply);
+  kube::Snapshot write(const std::string& verb, const std::string& kind, Apply&& apply);
   void finishIfUnblocked(const std::string& key, std::vector<Event>& events);
   void dispatch(const std::vector<Event>& events);
   void persist(const std::string& op, const std::string& key, const json* object);

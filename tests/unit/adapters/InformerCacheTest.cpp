@@ -35,7 +35,7 @@ TEST(InformerCacheTest, ReadsComeFromMemoryAndWritesAreVisibleAtOnce) {
   f.cache.start(std::chrono::seconds(5));
   ASSERT_TRUE(f.cache.get("RayJob", "ns", "before"));
   EXPECT_FALSE(f.cache.get("RayJob", "ns", "absent"));
-  json created = f.cache.create("RayJob", object("mine"));
+  json created = *f.cache.create("RayJob", object("mine"));
   created["spec"]["x"] = 2;
   f.cache.update("RayJob", created);
   EXPECT_EQ((*f.cache.get("RayJob", "ns", "mine"))["spec"]["x"], 2);
@@ -59,9 +59,9 @@ class HandDeliveredWatch : public KubeClient {
                          const std::map<std::string, std::string>& l) override {
     return inner_.list(k, n, l);
   }
-  json create(const std::string& k, const json& o) override { return inner_.create(k, o); }
-  json update(const std::string& k, const json& o) override { return inner_.update(k, o); }
-  json updateStatus(const std::string& k, const json& o) override {
+  Snapshot create(const std::string& k, const json& o) override { return inner_.create(k, o); }
+  Snapshot update(const std::string& k, const json& o) override { return inner_.update(k, o); }
+  Snapshot updateStatus(const std::string& k, const json& o) override {
     return inner_.updateStatus(k, o);
   }
   void remove(const std::string& k, const std::string& n, const std::string& m,
@@ -81,10 +81,10 @@ TEST(InformerCacheTest, AnOlderVersionNeverReplacesANewerOne) {
   HandDeliveredWatch hand(server);
   InformerCache cache(hand, {"RayJob"});
   cache.start(std::chrono::seconds(5));
-  json v1 = cache.create("RayJob", object("a"));
+  json v1 = *cache.create("RayJob", object("a"));
   json v2 = v1;
   v2["spec"]["x"] = 2;
-  v2 = cache.update("RayJob", v2);
+  v2 = *cache.update("RayJob", v2);
   hand.deliver(WatchEventType::Modified, v1);  // a late event for the older version
   EXPECT_EQ((*cache.get("RayJob", "ns", "a"))["spec"]["x"], 2);
   json v3 = v2;

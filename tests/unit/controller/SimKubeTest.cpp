@@ -17,11 +17,11 @@ json object(const std::string& name, const json& owners = json::array()) {
 TEST(SimKubeTest, CreateConflictAndGeneration) {
   ManualClock clock;
   SimKube kube(clock);
-  json created = kube.create("RayJob", object("a"));
+  json created = *kube.create("RayJob", object("a"));
   EXPECT_THROW(kube.create("RayJob", object("a")), kube::ApiError);
   json stale = created;
   created["spec"]["x"] = 2;
-  json updated = kube.update("RayJob", created);
+  json updated = *kube.update("RayJob", created);
   EXPECT_EQ(updated["metadata"]["generation"], 2);
   try {
     kube.update("RayJob", stale);
@@ -31,7 +31,7 @@ TEST(SimKubeTest, CreateConflictAndGeneration) {
   }
   json status = updated;
   status["status"] = {{"phase", "x"}};
-  json afterStatus = kube.updateStatus("RayJob", status);
+  json afterStatus = *kube.updateStatus("RayJob", status);
   EXPECT_EQ(afterStatus["metadata"]["generation"], 2) << "status writes do not bump generation";
 }
 
@@ -40,7 +40,7 @@ TEST(SimKubeTest, FinalizersHoldDeletionAndOwnersCascade) {
   SimKube kube(clock);
   json owner = object("owner");
   owner["metadata"]["finalizers"] = json::array({"f"});
-  owner = kube.create("RayJob", owner);
+  owner = *kube.create("RayJob", owner);
   kube.create("RayCluster", object("child", json::array({{{"kind", "RayJob"},
                                                           {"name", "owner"},
                                                           {"uid", owner["metadata"]["uid"]},
@@ -61,7 +61,7 @@ TEST(SimKubeTest, FinalizersHoldDeletionAndOwnersCascade) {
 TEST(SimKubeTest, ListOwnedUsesTheOwnerIndex) {
   ManualClock clock;
   SimKube kube(clock);
-  json owner = kube.create("RayCluster", object("c"));
+  json owner = *kube.create("RayCluster", object("c"));
   json ref = json::array({{{"kind", "RayCluster"},
                            {"name", "c"},
                            {"uid", owner["metadata"]["uid"]},
@@ -105,7 +105,7 @@ TEST(SimKubeTest, CreateHistoryIsRepairedFromTheObjectLogAfterAKill) {
 TEST(SimKubeTest, OrphanPropagationKeepsDependents) {
   ManualClock clock;
   SimKube kube(clock);
-  json owner = kube.create("RayJob", object("owner"));
+  json owner = *kube.create("RayJob", object("owner"));
   kube.create("RayCluster", object("child", json::array({{{"kind", "RayJob"},
                                                           {"name", "owner"},
                                                           {"uid", owner["metadata"]["uid"]}}})));
