@@ -77,16 +77,17 @@ std::vector<kube::json> CountingKubeClient::list(const std::string& kind, const 
   return counted("list", kind, "200", [&] { return inner_.list(kind, ns, l); });
 }
 
-kube::Snapshot CountingKubeClient::create(const std::string& kind, const kube::json& object) {
-  return counted("create", kind, "201", [&] { return inner_.create(kind, object); });
+kube::Snapshot CountingKubeClient::create(const std::string& kind, kube::json object) {
+  return counted("create", kind, "201", [&] { return inner_.create(kind, std::move(object)); });
 }
 
-kube::Snapshot CountingKubeClient::update(const std::string& kind, const kube::json& object) {
-  return counted("update", kind, "200", [&] { return inner_.update(kind, object); });
+kube::Snapshot CountingKubeClient::update(const std::string& kind, kube::json object) {
+  return counted("update", kind, "200", [&] { return inner_.update(kind, std::move(object)); });
 }
 
-kube::Snapshot CountingKubeClient::updateStatus(const std::string& kind, const kube::json& object) {
-  return counted("updateStatus", kind, "200", [&] { return inner_.updateStatus(kind, object); });
+kube::Snapshot CountingKubeClient::updateStatus(const std::string& kind, kube::json object) {
+  return counted("updateStatus", kind, "200",
+                 [&] { return inner_.updateStatus(kind, std::move(object)); });
 }
 
 void CountingKubeClient::remove(const std::string& kind, const std::string& ns,

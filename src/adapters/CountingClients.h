@@ -40,9 +40,9 @@ class CountingKubeClient : public kube::KubeClient {
                                     const std::string& name) override;
   std::vector<kube::json> list(const std::string& kind, const std::string& ns,
                                const std::map<std::string, std::string>& labels) override;
-  kube::Snapshot create(const std::string& kind, const kube::json& object) override;
-  kube::Snapshot update(const std::string& kind, const kube::json& object) override;
-  kube::Snapshot updateStatus(const std::string& kind, const kube::json& object) override;
+  kube::Snapshot create(const std::string& kind, kube::json object) override;
+  kube::Snapshot update(const std::string& kind, kube::json object) override;
+  kube::Snapshot updateStatus(const std::string& kind, kube::json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               kube::Propagation p) override;
   void watch(const std::string& kind, kube::WatchCallback callback) override {

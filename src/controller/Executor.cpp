@@ -139,7 +139,7 @@ std::string Executor::run(const RayJob& job, const Intent& intent,
     case Action::WriteStatus: {
       json doc = *current;
       doc["status"] = intent.object;
-      current = kube_.updateStatus("RayJob", doc);
+      current = kube_.updateStatus("RayJob", std::move(doc));
       return "ok";
     }
   }
@@ -204,7 +204,7 @@ std::string Executor::changeFinalizer(const RayJob& job, bool add,
   json doc = *current;
   doc["metadata"]["finalizers"] = next;
   try {
-    current = kube_.update("RayJob", doc);
+    current = kube_.update("RayJob", std::move(doc));
   } catch (const kube::ApiError& e) {
     if (e.notFound() && !add) return "already_done";
     throw;
@@ -234,7 +234,7 @@ void Executor::postEvent(const RayJob& job, const EventNote& note) {
                {"reportingController", "rayjournal.io/rayjob-controller"},
                {"reportingInstance", "rayjournal-operator"},
                {"eventTime", toRfc3339Micro(clock_.nowMs())}};
-    kube_.create("Event", event);
+    kube_.create("Event", std::move(event));
   } catch (const std::exception& e) {
     spdlog::warn("could not post event {} for RayJob {}: {}", note.reason, job.key(), e.what());
   }

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "controller/JsonAccess.h"
+
 namespace rayjournal::controller {
 namespace {
 
@@ -27,22 +29,25 @@ json baseLabels(const std::string& cluster, const std::string& nodeType, const s
 
 // A Pod from a group's template: the template's labels and annotations kept, ours on top.
 json podFrom(const json& groupSpec, const std::string& name, const json& cluster, json labels) {
-  json tmpl = groupSpec.value("template", json::object());
+  const json& tmpl = objectAt(groupSpec, "template");
   json meta = ownedMeta(name, cluster, labels);
-  json tmplLabels = tmpl.value("metadata", json::object()).value("labels", json::object());
+  json tmplLabels = objectAt(objectAt(tmpl, "metadata"), "labels");
   tmplLabels.update(labels);
-  meta["labels"] = tmplLabels;
-  json annotations = tmpl.value("metadata", json::object()).value("annotations", json::object());
+  meta["labels"] = std::move(tmplLabels);
+  const json& annotations = objectAt(objectAt(tmpl, "metadata"), "annotations");
   if (!annotations.empty()) meta["annotations"] = annotations;
-  json spec = tmpl.value("spec", json::object());
+  json spec = objectAt(tmpl, "spec");
   if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Never";
-  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", spec}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", std::move(meta)},
+          {"spec", std::move(spec)}};
 }
 
 bool podReady(const json& pod) {
-  const json status = pod.value("status", json::object());
-  if (status.value("phase", "") != "Running") return false;
-  for (const auto& c : status.value("conditions", json::array())) {
+  const json& status = objectAt(pod, "status");
+  if (stringAt(status, "phase") != "Running") return false;
+  for (const auto& c : arrayAt(status, "conditions")) {
     if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
   }
   return false;
@@ -65,12 +70,10 @@ std::string headServiceName(const std::string& cluster) {
 }
 
 int dashboardPort(const json& clusterSpec) {
-  const json containers = clusterSpec.value("headGroupSpec", json::object())
-                              .value("template", json::object())
-                              .value("spec", json::object())
-                              .value("containers", json::array());
+  const json& containers = arrayAt(
+      objectAt(objectAt(objectAt(clusterSpec, "headGroupSpec"), "template"), "spec"), "containers");
   for (const auto& c : containers) {
-    for (const auto& p : c.value("ports", json::array())) {
+    for (const auto& p : arrayAt(c, "ports")) {
       if (p.value("name", "") == "dashboard") return p.value("containerPort", 8265);
     }
   }
@@ -81,7 +84,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   ClusterPlan plan;
   const json& cluster = o.cluster;
   const std::string name = cluster["metadata"].value("name", "");
-  const json spec = cluster.value("spec", json::object());
+  const json& spec = objectAt(cluster, "spec");
   if (cluster["metadata"].contains("deletionTimestamp")) {
     plan.why = "being deleted; the garbage collector removes its Pods";
     return plan;
@@ -104,21 +107,20 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
                                    {{"name", "client"}, {"port", 10001}}})}}}}});
   }
   std::vector<std::string> wanted{name + "-head"};
-  json previous = cluster.value("status", json::object());
+  const json& previous = objectAt(cluster, "status");
   bool provisioned = false;  // KubeRay's RayClusterProvisioned: sticky, unlike `state`
-  for (const auto& c : previous.value("conditions", json::array())) {
+  for (const auto& c : arrayAt(previous, "conditions")) {
     if (c.value("type", "") == "RayClusterProvisioned" && c.value("status", "") == "True")
       provisioned = true;
   }
   // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
-  bool noHeadRestart = cluster["metadata"]
-                           .value("annotations", json::object())
-                           .value("ray.io/disable-provisioned-head-restart", "") == "true";
+  bool noHeadRestart = stringAt(objectAt(objectAt(cluster, "metadata"), "annotations"),
+                                "ray.io/disable-provisioned-head-restart") == "true";
   if (!pods.count(name + "-head") && !(noHeadRestart && provisioned))
-    plan.creates.push_back({"Pod", podFrom(spec.value("headGroupSpec", json::object()),
-                                           name + "-head", cluster, headLabels)});
+    plan.creates.push_back(
+        {"Pod", podFrom(objectAt(spec, "headGroupSpec"), name + "-head", cluster, headLabels)});
   int desiredWorkers = 0, readyWorkers = 0;
-  for (const auto& group : spec.value("workerGroupSpecs", json::array())) {
+  for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
     std::string groupName = group.value("groupName", "workers");
     int replicas =
         group.value("suspend", false)
@@ -151,7 +153,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   bool allReady = headReady && readyWorkers == desiredWorkers;
 
   json status = previous;
-  json oldConditions = previous.value("conditions", json::array());
+  const json& oldConditions = arrayAt(previous, "conditions");
   status["desiredWorkerReplicas"] = desiredWorkers;
   status["readyWorkerReplicas"] = readyWorkers;
   status["availableWorkerReplicas"] = readyWorkers;

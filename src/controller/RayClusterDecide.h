@@ -18,7 +18,7 @@ namespace rayjournal::controller {
 using nlohmann::json;
 
 struct ClusterObserved {
-  json cluster;            // the RayCluster as last read
+  const json& cluster;     // the RayCluster as last read (outlives the decision)
   std::vector<json> pods;  // Pods labelled ray.io/cluster=<name> in its namespace
   bool headServiceExists = false;
 };

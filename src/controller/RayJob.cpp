@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "controller/JsonAccess.h"
+
 namespace rayjournal::controller {
 namespace {
 
@@ -28,13 +30,6 @@ std::optional<T> optionalField(const json& object, const char* name, const std::
 std::map<std::string, std::string> stringMap(const json& object, const char* name,
                                              const std::string& path) {
   return field<std::map<std::string, std::string>>(object, name, {}, path);
-}
-
-// The member when it is an object, else an empty object (no copy either way).
-const json& objectOrEmpty(const json& object, const char* name) {
-  static const json empty = json::object();
-  auto it = object.find(name);
-  return it != object.end() && it->is_object() ? *it : empty;
 }
 
 json objectField(const json& object, const char* name) {
@@ -67,8 +62,8 @@ RayJobStatus statusFromJson(const json& s) {
   st.endTime = field<std::string>(s, "endTime", "", p);
   st.succeeded = field<int32_t>(s, "succeeded", 0, p);
   st.failed = field<int32_t>(s, "failed", 0, p);
-  st.rayClusterStatus = objectOrEmpty(s, "rayClusterStatus");
-  const json& info = objectOrEmpty(s, "rayJobInfo");
+  st.rayClusterStatus = objectAt(s, "rayClusterStatus");
+  const json& info = objectAt(s, "rayJobInfo");
   st.rayJobInfoStartTime = field<std::string>(info, "startTime", "", p + ".rayJobInfo");
   st.rayJobInfoEndTime = field<std::string>(info, "endTime", "", p + ".rayJobInfo");
   st.jobStatusCheckFailureStartTime =
@@ -94,7 +89,7 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   job.finalizers = field<std::vector<std::string>>(meta, "finalizers", {}, "metadata");
   job.labels = stringMap(meta, "labels", "metadata");
   job.annotations = stringMap(meta, "annotations", "metadata");
-  const json& spec = objectOrEmpty(doc, "spec");
+  const json& spec = objectAt(doc, "spec");
   const std::string p = "spec";
   RayJobSpec& s = job.spec;
   s.entrypoint = field<std::string>(spec, "entrypoint", "", p);
@@ -110,7 +105,7 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   s.backoffLimit = optionalField<int32_t>(spec, "backoffLimit", p);
   s.submitterPodTemplate = objectField(spec, "submitterPodTemplate");
   if (spec.contains("submitterConfig")) {
-    s.submitterBackoffLimit = optionalField<int32_t>(objectOrEmpty(spec, "submitterConfig"),
+    s.submitterBackoffLimit = optionalField<int32_t>(objectAt(spec, "submitterConfig"),
                                                      "backoffLimit", p + ".submitterConfig");
   }
   s.suspend = field<bool>(spec, "suspend", false, p);
@@ -120,7 +115,7 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   s.entrypointNumGpus = field<double>(spec, "entrypointNumGpus", 0, p);
   s.entrypointResources = field<std::string>(spec, "entrypointResources", "", p);
   s.deletionStrategy = objectField(spec, "deletionStrategy");
-  job.status = statusFromJson(objectOrEmpty(doc, "status"));
+  job.status = statusFromJson(objectAt(doc, "status"));
   return job;
 }
 

@@ -148,20 +148,20 @@ std::vector<json> InformerCache::list(const std::string& kind, const std::string
   return inner_.list(kind, ns, labels);
 }
 
-Snapshot InformerCache::create(const std::string& kind, const json& object) {
-  Snapshot created = inner_.create(kind, object);
+Snapshot InformerCache::create(const std::string& kind, json object) {
+  Snapshot created = inner_.create(kind, std::move(object));
   remember(kind, created);
   return created;
 }
 
-Snapshot InformerCache::update(const std::string& kind, const json& object) {
-  Snapshot updated = inner_.update(kind, object);
+Snapshot InformerCache::update(const std::string& kind, json object) {
+  Snapshot updated = inner_.update(kind, std::move(object));
   remember(kind, updated);
   return updated;
 }
 
-Snapshot InformerCache::updateStatus(const std::string& kind, const json& object) {
-  Snapshot updated = inner_.updateStatus(kind, object);
+Snapshot InformerCache::updateStatus(const std::string& kind, json object) {
+  Snapshot updated = inner_.updateStatus(kind, std::move(object));
   remember(kind, updated);
   return updated;
 }

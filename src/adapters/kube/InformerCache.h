@@ -33,9 +33,9 @@ class InformerCache : public KubeClient {
                               const std::string& name) override;
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
-  Snapshot create(const std::string& kind, const json& object) override;
-  Snapshot update(const std::string& kind, const json& object) override;
-  Snapshot updateStatus(const std::string& kind, const json& object) override;
+  Snapshot create(const std::string& kind, json object) override;
+  Snapshot update(const std::string& kind, json object) override;
+  Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               Propagation propagation = Propagation::Background) override;
   void watch(const std::string& kind, WatchCallback callback) override;

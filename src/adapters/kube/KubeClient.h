@@ -65,11 +65,11 @@ class KubeClient {
   virtual std::vector<json> list(const std::string& kind, const std::string& ns,
                                  const std::map<std::string, std::string>& labels = {}) = 0;
   // Throws ApiError 409 AlreadyExists when the name is taken.
-  virtual Snapshot create(const std::string& kind, const json& object) = 0;
+  virtual Snapshot create(const std::string& kind, json object) = 0;
   // Spec/metadata write. Throws 409 Conflict on a stale metadata.resourceVersion, 404.
-  virtual Snapshot update(const std::string& kind, const json& object) = 0;
+  virtual Snapshot update(const std::string& kind, json object) = 0;
   // Status subresource write; same preconditions.
-  virtual Snapshot updateStatus(const std::string& kind, const json& object) = 0;
+  virtual Snapshot updateStatus(const std::string& kind, json object) = 0;
   // Throws 404 NotFound when absent.
   virtual void remove(const std::string& kind, const std::string& ns, const std::string& name,
                       Propagation propagation = Propagation::Background) = 0;

@@ -180,14 +180,14 @@ std::vector<json> KubeRestClient::list(const std::string& kind, const std::strin
   return items;
 }
 
-Snapshot KubeRestClient::create(const std::string& kind, const json& object) {
+Snapshot KubeRestClient::create(const std::string& kind, json object) {
   std::string ns = object["metadata"].value("namespace", config_.defaultNamespace);
   return snapshotOf(callJson(
       "POST", resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager),
       object.dump()));
 }
 
-Snapshot KubeRestClient::update(const std::string& kind, const json& object) {
+Snapshot KubeRestClient::update(const std::string& kind, json object) {
   const auto& m = object["metadata"];
   return snapshotOf(callJson(
       "PUT",
@@ -196,7 +196,7 @@ Snapshot KubeRestClient::update(const std::string& kind, const json& object) {
       object.dump()));
 }
 
-Snapshot KubeRestClient::updateStatus(const std::string& kind, const json& object) {
+Snapshot KubeRestClient::updateStatus(const std::string& kind, json object) {
   const auto& m = object["metadata"];
   return snapshotOf(callJson("PUT",
                              resourcePath(kind, m.value("namespace", config_.defaultNamespace),

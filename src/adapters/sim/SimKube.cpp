@@ -15,6 +15,14 @@ std::string nameOf(const json& o) {
   return o["metadata"].value("name", "");
 }
 
+// The member, or a shared null when absent or when object is not an object (no copy).
+const json& memberOrNull(const json& object, const char* key) {
+  static const json null;
+  if (!object.is_object()) return null;
+  auto it = object.find(key);
+  return it == object.end() ? null : *it;
+}
+
 bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
   const json* have = o["metadata"].contains("labels") ? &o["metadata"]["labels"] : nullptr;
   for (const auto& [k, v] : labels) {
@@ -332,9 +340,9 @@ kube::Snapshot SimKube::write(const std::string& verb, const std::string& kind, 
   return result;
 }
 
-kube::Snapshot SimKube::create(const std::string& kind, const json& input) {
+kube::Snapshot SimKube::create(const std::string& kind, json input) {
   return write("create", kind, [&](std::vector<Event>& events) {
-    json object = input;
+    json object = std::move(input);
     if (!object.contains("metadata") || nameOf(object).empty()) {
       throw kube::ApiError(422, "Invalid", kind + ": metadata.name is required");
     }
@@ -372,10 +380,10 @@ kube::Snapshot SimKube::create(const std::string& kind, const json& input) {
 // must say how their Pods restart).
 void SimKube::validate(const std::string& kind, const json& object) {
   if (kind != "Job") return;
-  const json& spec = object.value("spec", json::object());
-  std::string policy = spec.value("template", json::object())
-                           .value("spec", json::object())
-                           .value("restartPolicy", "");
+  const json& restart =
+      memberOrNull(memberOrNull(memberOrNull(memberOrNull(object, "spec"), "template"), "spec"),
+                   "restartPolicy");
+  std::string policy = restart.is_string() ? restart.get<std::string>() : "";
   if (policy != "Never" && policy != "OnFailure") {
     throw kube::ApiError(422, "Invalid",
                          "Job.batch \"" + nameOf(object) +
@@ -401,10 +409,10 @@ const json& SimKube::checkedExisting(const std::string& kind, const json& object
   return *it->second;
 }
 
-kube::Snapshot SimKube::update(const std::string& kind, const json& input) {
+kube::Snapshot SimKube::update(const std::string& kind, json input) {
   return write("update", kind, [&](std::vector<Event>& events) {
     const json& current = checkedExisting(kind, input);
-    json object = input;
+    json object = std::move(input);
     object["metadata"]["uid"] = current["metadata"]["uid"];
     object["metadata"]["creationTimestamp"] = current["metadata"]["creationTimestamp"];
     if (current["metadata"].contains("deletionTimestamp"))
@@ -414,7 +422,7 @@ kube::Snapshot SimKube::update(const std::string& kind, const json& input) {
     else
       object.erase("status");
     int64_t generation = current["metadata"].value("generation", int64_t(1));
-    if (object.value("spec", json()) != current.value("spec", json())) ++generation;
+    if (memberOrNull(object, "spec") != memberOrNull(current, "spec")) ++generation;
     object["metadata"]["generation"] = generation;
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     put(kind, std::move(object), kube::WatchEventType::Modified, events);
@@ -424,10 +432,11 @@ kube::Snapshot SimKube::update(const std::string& kind, const json& input) {
   });
 }
 
-kube::Snapshot SimKube::updateStatus(const std::string& kind, const json& input) {
+kube::Snapshot SimKube::updateStatus(const std::string& kind, json input) {
   return write("updateStatus", kind, [&](std::vector<Event>& events) {
     json object = checkedExisting(kind, input);
-    object["status"] = input.value("status", json::object());
+    auto status = input.find("status");
+    object["status"] = status != input.end() ? std::move(*status) : json::object();
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     put(kind, std::move(object), kube::WatchEventType::Modified, events);
     return objects_[key];

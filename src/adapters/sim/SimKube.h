@@ -41,9 +41,9 @@ class SimKube : public kube::KubeClient {
                           const std::string& name) override;
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
-  kube::Snapshot create(const std::string& kind, const json& object) override;
-  kube::Snapshot update(const std::string& kind, const json& object) override;
-  kube::Snapshot updateStatus(const std::string& kind, const json& object) override;
+  kube::Snapshot create(const std::string& kind, json object) override;
+  kube::Snapshot update(const std::string& kind, json object) override;
+  kube::Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               kube::Propagation propagation = kube::Propagation::Background) override;
   kube::Snapshot getSnapshot(const std::string& kind, const std::string& ns,

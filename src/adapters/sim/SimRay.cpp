@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "adapters/TimeFormat.h"
+#include "controller/JsonAccess.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -51,17 +52,17 @@ void SimRay::maybeFail(const std::string& dashboard) {
   }
 }
 
-json SimRay::clusterFor(const std::string& dashboard, std::string& ns) {
+kube::Snapshot SimRay::clusterFor(const std::string& dashboard, std::string& ns) {
   maybeFail(dashboard);
   std::string cluster;
   if (!parseDashboardAddress(dashboard, cluster, ns))
     throw ray::RayError("malformed Ray dashboard address \"" + dashboard + "\"");
-  auto object = kube_.get("RayCluster", ns, cluster);
+  auto object = kube_.getSnapshot("RayCluster", ns, cluster);
   if (!object || (*object)["metadata"].contains("deletionTimestamp") ||
-      object->value("status", json::object()).value("state", "") != "ready") {
+      controller::stringAt(controller::objectAt(*object, "status"), "state") != "ready") {
     throw ray::RayError("Ray dashboard " + dashboard + " unreachable: connection refused");
   }
-  return *object;
+  return object;
 }
 
 ray::JobInfo SimRay::infoOf(const json& record) const {
@@ -97,19 +98,20 @@ ray::JobInfo SimRay::infoOf(const json& record) const {
 std::optional<ray::JobInfo> SimRay::getJob(const std::string& dashboard,
                                            const std::string& submissionId) {
   std::string ns;
-  json cluster = clusterFor(dashboard, ns);
-  auto record =
-      kube_.get("SimRaySubmission", ns, recordName(cluster["metadata"]["name"], submissionId));
+  kube::Snapshot cluster = clusterFor(dashboard, ns);
+  auto record = kube_.getSnapshot("SimRaySubmission", ns,
+                                  recordName((*cluster)["metadata"]["name"], submissionId));
   if (!record) return std::nullopt;
   return infoOf(*record);
 }
 
 ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::SubmitRequest& request) {
   std::string ns;
-  json cluster = clusterFor(dashboard, ns);
+  kube::Snapshot clusterSnapshot = clusterFor(dashboard, ns);
+  const json& cluster = *clusterSnapshot;
   std::string clusterName = cluster["metadata"]["name"];
   std::lock_guard lock(submitMu_);
-  if (kube_.get("SimRaySubmission", ns, recordName(clusterName, request.submissionId))) {
+  if (kube_.getSnapshot("SimRaySubmission", ns, recordName(clusterName, request.submissionId))) {
     return ray::SubmitResult::AlreadyExists;
   }
   // Outcome and duration come from the RayJob that owns the cluster.
@@ -117,9 +119,9 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
   std::string result = "SUCCEEDED";
   for (const auto& ref : cluster["metadata"].value("ownerReferences", json::array())) {
     if (ref.value("kind", "") != "RayJob") continue;
-    auto owner = kube_.get("RayJob", ns, ref["name"]);
+    auto owner = kube_.getSnapshot("RayJob", ns, ref["name"]);
     if (!owner) continue;
-    json annotations = (*owner)["metadata"].value("annotations", json::object());
+    const json& annotations = controller::objectAt((*owner)["metadata"], "annotations");
     if (auto d = parseDurationMs(annotations.value(kSimDurationAnnotation, "1s"))) durationMs = *d;
     auto results = split(annotations.value(kSimResultAnnotation, "SUCCEEDED"), ',');
     size_t attempt = 1;
@@ -142,16 +144,16 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
                 {"submittedMs", clock_.nowMs()},
                 {"durationMs", durationMs},
                 {"result", result}}}};
-  kube_.create("SimRaySubmission", record);
+  kube_.create("SimRaySubmission", std::move(record));
   ++submissions_;
   return ray::SubmitResult::Submitted;
 }
 
 bool SimRay::stop(const std::string& dashboard, const std::string& submissionId) {
   std::string ns;
-  json cluster = clusterFor(dashboard, ns);
+  kube::Snapshot cluster = clusterFor(dashboard, ns);
   auto record =
-      kube_.get("SimRaySubmission", ns, recordName(cluster["metadata"]["name"], submissionId));
+      kube_.get("SimRaySubmission", ns, recordName((*cluster)["metadata"]["name"], submissionId));
   if (!record) return false;
   if (ray::isTerminalRayStatus(infoOf(*record).status)) return true;
   (*record)["spec"]["stoppedMs"] = clock_.nowMs();

@@ -36,7 +36,7 @@ class SimRay : public ray::RayJobsClient {
   void setPendingMs(int64_t ms) { pendingMs_ = ms; }
 
  private:
-  json clusterFor(const std::string& dashboard, std::string& ns);
+  kube::Snapshot clusterFor(const std::string& dashboard, std::string& ns);
   void maybeFail(const std::string& dashboard);
   ray::JobInfo infoOf(const json& record) const;
 

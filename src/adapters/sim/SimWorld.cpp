@@ -1,6 +1,7 @@
 #include "adapters/sim/SimWorld.h"
 
 #include "adapters/TimeFormat.h"
+#include "controller/JsonAccess.h"
 #include "controller/RayClusterDecide.h"
 
 namespace rayjournal::sim {
@@ -36,7 +37,7 @@ bool jobFinished(const json& job) {
 
 bool exists(SimKube& kube, const std::string& kind, const std::string& ns,
             const std::string& name) {
-  return kube.get(kind, ns, name).has_value();
+  return kube.getSnapshot(kind, ns, name) != nullptr;
 }
 
 // Creates unless present; a concurrent creator winning is fine.
@@ -52,7 +53,7 @@ int ensure(SimKube& kube, const std::string& kind, const json& object) {
 }
 
 std::string envValue(const json& container, const std::string& name) {
-  for (const auto& env : container.value("env", json::array())) {
+  for (const auto& env : controller::arrayAt(container, "env")) {
     if (env.value("name", "") == name) return env.value("value", "");
   }
   return "";
@@ -116,7 +117,7 @@ int SimWorld::advance() {
   for (const auto& key : jobs) {
     auto [ns, name] = split(key);
     try {
-      auto job = kube_.get("Job", ns, name);
+      auto job = kube_.getSnapshot("Job", ns, name);
       if (!job || jobFinished(*job)) continue;
       int n = runSubmitterJob(*job);
       changes += n;
@@ -134,7 +135,7 @@ int SimWorld::advance() {
 // The RayCluster controller's own decision (controller/RayClusterDecide), applied to the
 // simulated cluster: the simulator runs the same code as a real cluster.
 int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
-  auto found = kube_.get("RayCluster", ns, c);
+  auto found = kube_.getSnapshot("RayCluster", ns, c);
   if (!found) return 0;
   controller::ClusterObserved observed{
       *found, kube_.listOwned("Pod", (*found)["metadata"].value("uid", "")),
@@ -164,19 +165,20 @@ int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
 
 // The kubelet for one Pod, and the SidecarMode submitter container if the Pod has one.
 int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again) {
-  auto found = kube_.get("Pod", ns, name);
+  auto found = kube_.getSnapshot("Pod", ns, name);
   if (!found) return 0;
-  json pod = *found;
+  const json& pod = *found;
   if (stringAt(pod, {"status", "phase"}, "Pending")) {
     auto created = parseRfc3339(pod["metadata"].value("creationTimestamp", ""));
     if (created && clock_.nowMs() < *created + options_.podStartDelayMs) {
       again.insert(ns + "/" + name);
       return 0;
     }
-    pod["status"] = {{"phase", "Running"},
-                     {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
-                     {"podIP", "10.0.0.1"}};
-    kube_.updateStatus("Pod", pod);
+    json running = pod;
+    running["status"] = {{"phase", "Running"},
+                         {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
+                         {"podIP", "10.0.0.1"}};
+    kube_.updateStatus("Pod", std::move(running));
     return 1;
   }
   if (!stringAt(pod, {"status", "phase"}, "Running")) return 0;
@@ -229,11 +231,11 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
 bool SimWorld::submitterBroken(const json& job) {
   for (const auto& ref : job["metadata"].value("ownerReferences", json::array())) {
     if (ref.value("kind", "") != "RayJob") continue;
-    auto owner =
-        kube_.get("RayJob", job["metadata"].value("namespace", "default"), ref.value("name", ""));
-    if (owner && (*owner)["metadata"]
-                         .value("annotations", json::object())
-                         .value(kSimSubmitterAnnotation, "") == "fail")
+    auto owner = kube_.getSnapshot("RayJob", job["metadata"].value("namespace", "default"),
+                                   ref.value("name", ""));
+    if (owner && controller::stringAt(
+                     controller::objectAt(controller::objectAt(*owner, "metadata"), "annotations"),
+                     kSimSubmitterAnnotation) == "fail")
       return true;
   }
   return false;
@@ -242,9 +244,9 @@ bool SimWorld::submitterBroken(const json& job) {
 // One step of a submitter Job: start, then (idempotently) submit, then wait for a terminal
 // Ray status and complete. An unreachable dashboard fails the pod; the Job retries pods up to
 // spec.backoffLimit and then fails.
-int SimWorld::runSubmitterJob(json job) {
-  json status = job.value("status", json::object());
-  for (const auto& c : status.value("conditions", json::array())) {
+int SimWorld::runSubmitterJob(const json& job) {
+  const json& status = controller::objectAt(job, "status");
+  for (const auto& c : controller::arrayAt(status, "conditions")) {
     if ((c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") return 0;
   }
   int64_t now = clock_.nowMs();
@@ -300,8 +302,9 @@ int SimWorld::runSubmitterJob(json job) {
     next["completionTime"] = toRfc3339(now);
   }
   if (next == status) return 0;
-  job["status"] = next;
-  kube_.updateStatus("Job", job);
+  json updated = job;
+  updated["status"] = std::move(next);
+  kube_.updateStatus("Job", std::move(updated));
   return 1;
 }
 

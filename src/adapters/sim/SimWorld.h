@@ -37,7 +37,7 @@ class SimWorld {
   int runSidecar(json pod, const json& container, Keys& again);
   void mark(Keys& keys, const std::string& key);
   bool submitterBroken(const json& job);
-  int runSubmitterJob(json job);
+  int runSubmitterJob(const json& job);
 
   SimKube& kube_;
   SimRay& ray_;

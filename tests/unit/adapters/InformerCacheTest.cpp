@@ -59,10 +59,10 @@ class HandDeliveredWatch : public KubeClient {
                          const std::map<std::string, std::string>& l) override {
     return inner_.list(k, n, l);
   }
-  Snapshot create(const std::string& k, const json& o) override { return inner_.create(k, o); }
-  Snapshot update(const std::string& k, const json& o) override { return inner_.update(k, o); }
-  Snapshot updateStatus(const std::string& k, const json& o) override {
-    return inner_.updateStatus(k, o);
+  Snapshot create(const std::string& k, json o) override { return inner_.create(k, std::move(o)); }
+  Snapshot update(const std::string& k, json o) override { return inner_.update(k, std::move(o)); }
+  Snapshot updateStatus(const std::string& k, json o) override {
+    return inner_.updateStatus(k, std::move(o));
   }
   void remove(const std::string& k, const std::string& n, const std::string& m,
               Propagation p) override {
