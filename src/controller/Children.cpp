@@ -84,7 +84,7 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
                  {"labels", labels},
                  {"annotations", annotations},
                  {"ownerReferences", json::array({ownerReference(job)})}}},
-               {"spec", job.spec.rayClusterSpec}};
+               {"spec", *job.spec.rayClusterSpec}};
   if (job.spec.submissionMode == "SidecarMode") {
     cluster["metadata"]["annotations"]["ray.io/disable-provisioned-head-restart"] = "true";
     json& podSpec = cluster["spec"]["headGroupSpec"]["template"]["spec"];
@@ -95,7 +95,7 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
     }
     json container{
         {"name", kSubmitterContainer},
-        {"image", headImage(job.spec.rayClusterSpec)},
+        {"image", headImage(*job.spec.rayClusterSpec)},
         {"command", json::array({"/bin/bash", "-ce", "--"})},
         {"args", json::array({buildSidecarCommand(job, port)})},
         {"env",
@@ -189,7 +189,7 @@ json buildJobHeadService(const RayJob& job, const json& clusterHeadService,
 json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {
   json labels = originLabels(job);
   labels["app.kubernetes.io/created-by"] = "kuberay-operator";
-  json tmpl = job.spec.submitterPodTemplate;
+  json tmpl = *job.spec.submitterPodTemplate;
   if (tmpl.is_null()) {
     tmpl = {{"spec",
              {{"restartPolicy", "Never"},

@@ -501,7 +501,7 @@ void legacyDeletionPolicy(Ctx& c, const json& strategy) {
 void decideFinished(Ctx& c) {
   c.plan.requeueAfterMs.reset();
   if (c.selectorMode()) return;  // never delete a cluster we did not create
-  const json& strategy = c.job.spec.deletionStrategy;
+  const json& strategy = *c.job.spec.deletionStrategy;
   if (strategy.is_object()) {
     if (strategy.contains("deletionRules"))
       deletionRules(c, strategy["deletionRules"]);
@@ -572,11 +572,11 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
   if (c.job.spec.managedBy && *c.job.spec.managedBy != "ray.io/kuberay-operator") {
     c.plan.requeueAfterMs.reset();
     c.plan.why = "managed by " + *c.job.spec.managedBy + "; skipping";
-    return c.plan;
+    return std::move(c.plan);
   }
   if (c.job.deleting) {
     decideDeletion(c);
-    return c.plan;
+    return std::move(c.plan);
   }
   if (auto error = validateRayJob(c.job)) {
     c.st.jobDeploymentStatus = "ValidationFailed";
@@ -616,7 +616,7 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
   ignoringMessage.message = c.job.status.message;
   if (ignoringMessage != c.job.status)
     c.intent(Action::WriteStatus, c.job.name, statusToJson(c.st));
-  return c.plan;
+  return std::move(c.plan);
 }
 
 }  // namespace rayjournal::controller

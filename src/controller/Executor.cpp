@@ -26,7 +26,7 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   for (const auto& i : plan.intents) {
     json body = i.journalBody();
     if (!plan.why.empty()) body["why"] = plan.why;
-    batch.push_back(recordFor(job, wal::RecordType::Intent, body));
+    batch.push_back(recordFor(job, wal::RecordType::Intent, std::move(body)));
   }
   // The intent is durable before the side effect: the write-ahead rule.
   uint64_t first = journal_.appendBatch(std::move(batch), wal::Durability::Sync);
@@ -65,8 +65,10 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
         result.error = actionName(intent.action) + " " + intent.target + ": " + e.what();
       }
     }
-    journal_.append(recordFor(job, wal::RecordType::Outcome, outcome), wal::Durability::Lazy);
-    if (hook && outcome["result"] != "abandoned") hook(Stage::OutcomeJournaled, intent, intentSeq);
+    bool abandoned = outcome["result"] == "abandoned";
+    journal_.append(recordFor(job, wal::RecordType::Outcome, std::move(outcome)),
+                    wal::Durability::Lazy);
+    if (hook && !abandoned) hook(Stage::OutcomeJournaled, intent, intentSeq);
   }
   return result;
 }

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "controller/JsonAccess.h"
+
 namespace rayjournal::controller {
 namespace {
 constexpr std::array<std::pair<Action, const char*>, 13> kActions{{
@@ -43,7 +45,7 @@ json Intent::journalBody() const {
     }
   } else if (action == Action::CreateSubmitterJob) {
     for (const auto& env :
-         object["spec"]["template"]["spec"]["containers"][0].value("env", json::array())) {
+         arrayAt(object["spec"]["template"]["spec"]["containers"][0], "env")) {
       if (env.value("name", "") == "RAY_JOB_SUBMISSION_ID")
         body["submission_id"] = env.value("value", "");
     }

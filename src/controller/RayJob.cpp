@@ -32,12 +32,20 @@ std::map<std::string, std::string> stringMap(const json& object, const char* nam
   return field<std::map<std::string, std::string>>(object, name, {}, path);
 }
 
-json objectField(const json& object, const char* name) {
+// The member as a pointer that keeps the whole document alive (aliasing shared_ptr).
+std::shared_ptr<const json> sharedMember(const std::shared_ptr<const json>& document,
+                                         const json& object, const char* name) {
   auto it = object.find(name);
-  return it == object.end() ? json() : *it;
+  if (it == object.end() || it->is_null()) return nullDocument();
+  return std::shared_ptr<const json>(document, &*it);
 }
 
 }  // namespace
+
+const std::shared_ptr<const json>& nullDocument() {
+  static const auto null = std::make_shared<const json>();
+  return null;
+}
 
 bool RayJob::hasFinalizer() const {
   return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
@@ -96,14 +104,14 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   s.runtimeEnvYAML = field<std::string>(spec, "runtimeEnvYAML", "", p);
   s.jobId = field<std::string>(spec, "jobId", "", p);
   s.submissionMode = field<std::string>(spec, "submissionMode", "K8sJobMode", p);
-  s.rayClusterSpec = objectField(spec, "rayClusterSpec");
+  s.rayClusterSpec = sharedMember(job.raw, spec, "rayClusterSpec");
   s.clusterSelector = stringMap(spec, "clusterSelector", p);
   s.shutdownAfterJobFinishes = field<bool>(spec, "shutdownAfterJobFinishes", false, p);
   s.ttlSecondsAfterFinished = field<int32_t>(spec, "ttlSecondsAfterFinished", 0, p);
   s.activeDeadlineSeconds = optionalField<int32_t>(spec, "activeDeadlineSeconds", p);
   s.preRunningDeadlineSeconds = optionalField<int32_t>(spec, "preRunningDeadlineSeconds", p);
   s.backoffLimit = optionalField<int32_t>(spec, "backoffLimit", p);
-  s.submitterPodTemplate = objectField(spec, "submitterPodTemplate");
+  s.submitterPodTemplate = sharedMember(job.raw, spec, "submitterPodTemplate");
   if (spec.contains("submitterConfig")) {
     s.submitterBackoffLimit = optionalField<int32_t>(objectAt(spec, "submitterConfig"),
                                                      "backoffLimit", p + ".submitterConfig");
@@ -114,7 +122,7 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   s.entrypointNumCpus = field<double>(spec, "entrypointNumCpus", 0, p);
   s.entrypointNumGpus = field<double>(spec, "entrypointNumGpus", 0, p);
   s.entrypointResources = field<std::string>(spec, "entrypointResources", "", p);
-  s.deletionStrategy = objectField(spec, "deletionStrategy");
+  s.deletionStrategy = sharedMember(job.raw, spec, "deletionStrategy");
   job.status = statusFromJson(objectAt(doc, "status"));
   return job;
 }

@@ -16,19 +16,24 @@ using nlohmann::json;
 
 inline constexpr const char* kFinalizer = "ray.io/rayjob-finalizer";
 
+// A shared null document: what an absent field of RayJobSpec points to.
+const std::shared_ptr<const json>& nullDocument();
+
 struct RayJobSpec {
   std::string entrypoint;
   std::string runtimeEnvYAML;
   std::string jobId;
   std::string submissionMode = "K8sJobMode";
-  json rayClusterSpec;  // null when absent
+  // Members of the raw document, shared with it (never copied); they point to a null value when
+  // the field is absent.
+  std::shared_ptr<const json> rayClusterSpec = nullDocument();
   std::map<std::string, std::string> clusterSelector;
   bool shutdownAfterJobFinishes = false;
   int32_t ttlSecondsAfterFinished = 0;
   std::optional<int32_t> activeDeadlineSeconds;
   std::optional<int32_t> preRunningDeadlineSeconds;
   std::optional<int32_t> backoffLimit;
-  json submitterPodTemplate;  // null when absent
+  std::shared_ptr<const json> submitterPodTemplate = nullDocument();
   std::optional<int32_t> submitterBackoffLimit;
   bool suspend = false;
   std::optional<std::string> managedBy;
@@ -36,7 +41,7 @@ struct RayJobSpec {
   double entrypointNumCpus = 0;
   double entrypointNumGpus = 0;
   std::string entrypointResources;
-  json deletionStrategy;  // null when absent
+  std::shared_ptr<const json> deletionStrategy = nullDocument();
 };
 
 struct RayJobStatus {
