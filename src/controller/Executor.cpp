@@ -17,7 +17,7 @@ wal::Record Executor::recordFor(const RayJob& job, wal::RecordType type, json bo
   return r;
 }
 
-ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
+ExecResult Executor::execute(const RayJob& job, Plan& plan) {
   ExecResult result;
   if (plan.intents.empty() && plan.observations.empty()) return result;
   std::vector<wal::Record> batch;
@@ -34,7 +34,7 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   // The RayJob as the server last returned it (finalizer writes move its resourceVersion).
   std::shared_ptr<const json> current = job.raw;
   for (size_t n = 0; n < plan.intents.size(); ++n, ++intentSeq) {
-    const Intent& intent = plan.intents[n];
+    Intent& intent = plan.intents[n];
     json outcome{{"intent_seq", intentSeq},
                  {"action", actionName(intent.action)},
                  {"target", intent.target}};
@@ -73,8 +73,7 @@ ExecResult Executor::execute(const RayJob& job, const Plan& plan) {
   return result;
 }
 
-std::string Executor::run(const RayJob& job, const Intent& intent,
-                          std::shared_ptr<const json>& current) {
+std::string Executor::run(const RayJob& job, Intent& intent, std::shared_ptr<const json>& current) {
   switch (intent.action) {
     case Action::AddFinalizer:
       return changeFinalizer(job, true, current);
@@ -140,7 +139,7 @@ std::string Executor::run(const RayJob& job, const Intent& intent,
       return ray_.stop(intent.object.value("dashboard", ""), intent.target) ? "ok" : "already_done";
     case Action::WriteStatus: {
       json doc = *current;
-      doc["status"] = intent.object;
+      doc["status"] = std::move(intent.object);
       current = kube_.updateStatus("RayJob", std::move(doc));
       return "ok";
     }
@@ -148,9 +147,9 @@ std::string Executor::run(const RayJob& job, const Intent& intent,
   return "ok";
 }
 
-std::string Executor::create(const RayJob& job, const std::string& kind, const Intent& intent) {
+std::string Executor::create(const RayJob& job, const std::string& kind, Intent& intent) {
   try {
-    kube_.create(kind, intent.object);
+    kube_.create(kind, std::move(intent.object));
     postEvent(job, {"Normal", kind == "RayCluster" ? "CreatedRayCluster" : "CreatedRayJobSubmitter",
                     "Created " + kind + " " + job.ns + "/" + intent.target});
     return "ok";

@@ -29,7 +29,8 @@ class Executor {
            const Clock& clock)
       : journal_(journal), kube_(kube), ray_(ray), clock_(clock) {}
 
-  ExecResult execute(const RayJob& job, const Plan& plan);
+  // Consumes the intents' objects (moved into the API calls); actions and targets stay.
+  ExecResult execute(const RayJob& job, Plan& plan);
   // Posts a Kubernetes Event about the RayJob (best effort: a failure is only logged).
   void postEvent(const RayJob& job, const EventNote& note);
   // Simulation hook at the journal boundaries of each intent; a crash simulation throws from it.
@@ -40,8 +41,8 @@ class Executor {
 
  private:
   // Returns the outcome result ("ok", "adopted", "already_done"); throws on failure.
-  std::string run(const RayJob& job, const Intent& intent, std::shared_ptr<const json>& current);
-  std::string create(const RayJob& job, const std::string& kind, const Intent& intent);
+  std::string run(const RayJob& job, Intent& intent, std::shared_ptr<const json>& current);
+  std::string create(const RayJob& job, const std::string& kind, Intent& intent);
   std::string removeChild(const RayJob& job, const std::string& kind, const std::string& name);
   std::string changeFinalizer(const RayJob& job, bool add, std::shared_ptr<const json>& current);
   wal::Record recordFor(const RayJob& job, wal::RecordType type, json body) const;

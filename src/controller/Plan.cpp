@@ -44,8 +44,7 @@ json Intent::journalBody() const {
       if (object.contains(k)) body["status"][k] = object[k];
     }
   } else if (action == Action::CreateSubmitterJob) {
-    for (const auto& env :
-         arrayAt(object["spec"]["template"]["spec"]["containers"][0], "env")) {
+    for (const auto& env : arrayAt(object["spec"]["template"]["spec"]["containers"][0], "env")) {
       if (env.value("name", "") == "RAY_JOB_SUBMISSION_ID")
         body["submission_id"] = env.value("value", "");
     }

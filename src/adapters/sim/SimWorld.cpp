@@ -41,15 +41,21 @@ bool exists(SimKube& kube, const std::string& kind, const std::string& ns,
 }
 
 // Creates unless present; a concurrent creator winning is fine.
-int ensure(SimKube& kube, const std::string& kind, const json& object) {
+int ensure(SimKube& kube, const std::string& kind, json object) {
   if (exists(kube, kind, object["metadata"]["namespace"], object["metadata"]["name"])) return 0;
   try {
-    kube.create(kind, object);
+    kube.create(kind, std::move(object));
     return 1;
   } catch (const kube::ApiError& e) {
     if (!e.alreadyExists()) throw;
     return 0;
   }
+}
+
+// A status subresource write: the object's metadata (name, namespace, resourceVersion
+// precondition) and the new status; the server keeps everything else.
+json statusWrite(const json& object, json status) {
+  return {{"metadata", object["metadata"]}, {"status", std::move(status)}};
 }
 
 std::string envValue(const json& container, const std::string& name) {
@@ -142,9 +148,9 @@ int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
       exists(kube_, "Service", ns, controller::headServiceName(c))};
   controller::ClusterPlan plan = controller::decideRayCluster(observed);
   int changes = 0;
-  for (auto [kind, object] : plan.creates) {
+  for (auto& [kind, object] : plan.creates) {
     if (kind == "Pod") object["status"] = {{"phase", "Pending"}};  // as the API server defaults it
-    changes += ensure(kube_, kind, object);
+    changes += ensure(kube_, kind, std::move(object));
   }
   for (const auto& pod : plan.deletePods) {
     try {
@@ -155,9 +161,7 @@ int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
     }
   }
   if (!plan.status.is_null()) {
-    json next = *found;
-    next["status"] = plan.status;
-    kube_.updateStatus("RayCluster", next);
+    kube_.updateStatus("RayCluster", statusWrite(*found, std::move(plan.status)));
     ++changes;
   }
   return changes;
@@ -174,11 +178,11 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
       again.insert(ns + "/" + name);
       return 0;
     }
-    json running = pod;
-    running["status"] = {{"phase", "Running"},
-                         {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
-                         {"podIP", "10.0.0.1"}};
-    kube_.updateStatus("Pod", std::move(running));
+    kube_.updateStatus(
+        "Pod",
+        statusWrite(pod, {{"phase", "Running"},
+                          {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
+                          {"podIP", "10.0.0.1"}}));
     return 1;
   }
   if (!stringAt(pod, {"status", "phase"}, "Running")) return 0;
@@ -302,9 +306,7 @@ int SimWorld::runSubmitterJob(const json& job) {
     next["completionTime"] = toRfc3339(now);
   }
   if (next == status) return 0;
-  json updated = job;
-  updated["status"] = std::move(next);
-  kube_.updateStatus("Job", std::move(updated));
+  kube_.updateStatus("Job", statusWrite(job, std::move(next)));
   return 1;
 }
 
