@@ -47,6 +47,26 @@ TEST(InformerCacheTest, ReadsComeFromMemoryAndWritesAreVisibleAtOnce) {
   EXPECT_EQ(f.apiGets(), 1u) << "a live read does";
 }
 
+// The cache hands out the objects the server's watch delivered, shared and never copied: what
+// the reconciler reads is the very snapshot the server wrote, and a write's answer for a version
+// the watch already delivered keeps that snapshot.
+TEST(InformerCacheTest, ReadsShareTheWatchedSnapshotWithoutCopies) {
+  Fixture f;
+  f.cache.start(std::chrono::seconds(5));
+  Snapshot written = f.cache.create("RayJob", object("a"));
+  Snapshot onServer = f.server.getSnapshot("RayJob", "ns", "a");
+  EXPECT_EQ(written.get(), onServer.get()) << "the write's answer is the server's snapshot";
+  EXPECT_EQ(f.cache.getSnapshot("RayJob", "ns", "a").get(), onServer.get());
+  json next = *written;
+  next["spec"]["x"] = 5;
+  f.server.update("RayJob", next);  // another writer: the watch delivers the new version
+  Snapshot fresh = f.cache.getSnapshot("RayJob", "ns", "a");
+  EXPECT_EQ(fresh.get(), f.server.getSnapshot("RayJob", "ns", "a").get());
+  EXPECT_EQ((*written)["spec"]["x"], 1) << "a snapshot handed out earlier never changes";
+  EXPECT_EQ((*fresh)["spec"]["x"], 5);
+  EXPECT_FALSE(f.cache.getSnapshot("RayJob", "ns", "absent"));
+}
+
 // A client whose watch events the test delivers by hand (reordering, staleness).
 class HandDeliveredWatch : public KubeClient {
  public:
