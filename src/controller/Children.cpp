@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "adapters/YamlJson.h"
+#include "controller/JsonAccess.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -64,7 +65,7 @@ json ownerReference(const RayJob& job) {
 }
 
 bool ownedBy(const json& child, const std::string& uid) {
-  for (const auto& ref : child["metadata"].value("ownerReferences", json::array())) {
+  for (const auto& ref : arrayAt(objectAt(child, "metadata"), "ownerReferences")) {
     if (ref.value("uid", "") == uid && ref.value("controller", false)) return true;
   }
   return false;
@@ -195,7 +196,7 @@ json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {
              {{"restartPolicy", "Never"},
               {"containers",
                json::array({{{"name", "ray-job-submitter"},
-                             {"image", headImage(cluster.value("spec", json::object()))},
+                             {"image", headImage(objectAt(cluster, "spec"))},
                              {"resources",
                               {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}},
                                {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}}})}}}};

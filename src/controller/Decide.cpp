@@ -2,6 +2,7 @@
 
 #include "adapters/TimeFormat.h"
 #include "controller/Children.h"
+#include "controller/JsonAccess.h"
 #include "controller/Validate.h"
 
 namespace rayjournal::controller {
@@ -37,7 +38,7 @@ struct Ctx {
 
 bool conditionTrue(const json& job, const char* type, std::string* at = nullptr,
                    json* cond = nullptr) {
-  for (const auto& c : job.value("status", json::object()).value("conditions", json::array())) {
+  for (const auto& c : arrayAt(objectAt(job, "status"), "conditions")) {
     if (c.value("type", "") == type && c.value("status", "") == "True") {
       if (at) *at = c.value("lastTransitionTime", "");
       if (cond) *cond = c;
@@ -136,7 +137,7 @@ void decideInitializing(Ctx& c) {
   if (deadlinesPassed(c, true, true)) return;
   if (!ensureCluster(c)) return;
   if (c.st.dashboardURL.empty()) {
-    json clusterStatus = c.o.cluster->value("status", json::object());
+    const json& clusterStatus = objectAt(*c.o.cluster, "status");
     if (!clusterReadyNow(clusterStatus)) {
       c.st.rayClusterStatus = clusterStatus;
       c.plan.why = "waiting for RayCluster " + c.st.rayClusterName + " to be ready";

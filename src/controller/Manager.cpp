@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "controller/JsonAccess.h"
+
 namespace rayjournal::controller {
 
 Manager::Manager(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray,
@@ -22,7 +24,7 @@ Manager::~Manager() {
 }
 
 void Manager::onOwned(const json& object) {
-  for (const auto& ref : object["metadata"].value("ownerReferences", json::array())) {
+  for (const auto& ref : arrayAt(object["metadata"], "ownerReferences")) {
     if (ref.value("kind", "") == "RayJob" && ref.value("controller", false)) {
       std::string key =
           object["metadata"].value("namespace", "default") + "/" + ref.value("name", "");
@@ -67,9 +69,9 @@ RecoveryReport Manager::start() {
     {
       std::lock_guard lock(restMu_);
       atRest_.emplace(key, false);
-      json st = o.value("status", json::object());
-      summaries_[key] = {o["metadata"].value("uid", ""), st.value("jobDeploymentStatus", ""),
-                         st.value("startTime", ""), st.value("endTime", ""), st.value("failed", 0)};
+      const json& st = objectAt(o, "status");
+      summaries_[key] = {o["metadata"].value("uid", ""), stringAt(st, "jobDeploymentStatus"),
+                         stringAt(st, "startTime"), stringAt(st, "endTime"), st.value("failed", 0)};
     }
     queue_.add(key);
   });

@@ -117,7 +117,7 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
   // Outcome and duration come from the RayJob that owns the cluster.
   int64_t durationMs = 1000;
   std::string result = "SUCCEEDED";
-  for (const auto& ref : cluster["metadata"].value("ownerReferences", json::array())) {
+  for (const auto& ref : controller::arrayAt(cluster["metadata"], "ownerReferences")) {
     if (ref.value("kind", "") != "RayJob") continue;
     auto owner = kube_.getSnapshot("RayJob", ns, ref["name"]);
     if (!owner) continue;

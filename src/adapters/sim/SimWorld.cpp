@@ -233,7 +233,7 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
 
 // The owning RayJob's rayjournal.io/sim-submitter annotation "fail" makes every submitter pod fail.
 bool SimWorld::submitterBroken(const json& job) {
-  for (const auto& ref : job["metadata"].value("ownerReferences", json::array())) {
+  for (const auto& ref : controller::arrayAt(job["metadata"], "ownerReferences")) {
     if (ref.value("kind", "") != "RayJob") continue;
     auto owner = kube_.getSnapshot("RayJob", job["metadata"].value("namespace", "default"),
                                    ref.value("name", ""));
