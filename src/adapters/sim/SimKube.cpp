@@ -23,6 +23,14 @@ const json& memberOrNull(const json& object, const char* key) {
   return it == object.end() ? null : *it;
 }
 
+// Deep copies made after the store's lock is released: the snapshots never change.
+std::vector<json> copies(const std::vector<kube::Snapshot>& snapshots) {
+  std::vector<json> out;
+  out.reserve(snapshots.size());
+  for (const auto& s : snapshots) out.push_back(*s);
+  return out;
+}
+
 bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
   const json* have = o["metadata"].contains("labels") ? &o["metadata"]["labels"] : nullptr;
   for (const auto& [k, v] : labels) {
@@ -184,12 +192,9 @@ std::map<std::string, uint64_t> SimKube::callCounts() const {
 
 std::optional<json> SimKube::get(const std::string& kind, const std::string& ns,
                                  const std::string& name) {
-  std::lock_guard lock(mu_);
-  count("get", kind);
-  maybeFail("get", kind, false);
-  auto it = objects_.find(keyOf(kind, ns, name));
-  if (it == objects_.end()) return std::nullopt;
-  return *it->second;
+  kube::Snapshot found = getSnapshot(kind, ns, name);
+  if (!found) return std::nullopt;
+  return *found;
 }
 
 kube::Snapshot SimKube::getSnapshot(const std::string& kind, const std::string& ns,
@@ -203,16 +208,18 @@ kube::Snapshot SimKube::getSnapshot(const std::string& kind, const std::string& 
 
 std::vector<json> SimKube::list(const std::string& kind, const std::string& ns,
                                 const std::map<std::string, std::string>& labels) {
-  std::lock_guard lock(mu_);
-  count("list", kind);
-  maybeFail("list", kind, false);
-  std::vector<json> out;
-  std::string prefix = kind + "/" + (ns.empty() ? "" : ns + "/");
-  for (auto it = objects_.lower_bound(prefix);
-       it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-    if (labelsMatch(*it->second, labels)) out.push_back(*it->second);
+  std::vector<kube::Snapshot> found;
+  {
+    std::lock_guard lock(mu_);
+    count("list", kind);
+    maybeFail("list", kind, false);
+    std::string prefix = kind + "/" + (ns.empty() ? "" : ns + "/");
+    for (auto it = objects_.lower_bound(prefix);
+         it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      if (labelsMatch(*it->second, labels)) found.push_back(it->second);
+    }
   }
-  return out;
+  return copies(found);
 }
 
 void SimKube::index(const std::string& key, const json& object, bool add) {
@@ -230,28 +237,32 @@ void SimKube::index(const std::string& key, const json& object, bool add) {
 }
 
 std::vector<json> SimKube::listOwned(const std::string& kind, const std::string& ownerUid) {
-  std::lock_guard lock(mu_);
-  std::vector<json> out;
-  auto it = dependents_.find(ownerUid);
-  if (it == dependents_.end()) return out;
-  for (const auto& key : it->second) {
-    if (key.compare(0, kind.size() + 1, kind + "/") != 0) continue;
-    auto object = objects_.find(key);
-    if (object != objects_.end()) out.push_back(*object->second);
+  std::vector<kube::Snapshot> found;
+  {
+    std::lock_guard lock(mu_);
+    auto it = dependents_.find(ownerUid);
+    if (it == dependents_.end()) return {};
+    for (const auto& key : it->second) {
+      if (key.compare(0, kind.size() + 1, kind + "/") != 0) continue;
+      auto object = objects_.find(key);
+      if (object != objects_.end()) found.push_back(object->second);
+    }
   }
-  return out;
+  return copies(found);
 }
 
 std::vector<json> SimKube::listWhere(const std::string& kind,
                                      const std::function<bool(const json&)>& filter) {
-  std::lock_guard lock(mu_);
-  std::vector<json> out;
-  std::string prefix = kind + "/";
-  for (auto it = objects_.lower_bound(prefix);
-       it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-    if (filter(*it->second)) out.push_back(*it->second);
+  std::vector<kube::Snapshot> found;
+  {
+    std::lock_guard lock(mu_);
+    std::string prefix = kind + "/";
+    for (auto it = objects_.lower_bound(prefix);
+         it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      if (filter(*it->second)) found.push_back(it->second);
+    }
   }
-  return out;
+  return copies(found);
 }
 
 void SimKube::put(const std::string& kind, json object, kube::WatchEventType type,
@@ -262,9 +273,11 @@ void SimKube::put(const std::string& kind, json object, kube::WatchEventType typ
   if (auto old = objects_.find(key); old != objects_.end()) index(key, *old->second, false);
   index(key, object, true);
   auto snapshot = std::make_shared<const json>(std::move(object));
-  objects_[key] = snapshot;
+  kube::Snapshot& slot = objects_[key];
+  kube::Snapshot replaced = std::move(slot);
+  slot = snapshot;
   persist("put", key, snapshot.get());
-  events.push_back({kind, type, std::move(snapshot)});
+  events.push_back({kind, type, std::move(snapshot), std::move(replaced)});
 }
 
 void SimKube::erase(const std::string& key, std::vector<Event>& events) {
@@ -278,7 +291,7 @@ void SimKube::erase(const std::string& key, std::vector<Event>& events) {
   persist("del", key, nullptr);
   kindOfKey_.erase(key);
   std::string uid = (*object)["metadata"].value("uid", "");
-  events.push_back({kind, kube::WatchEventType::Deleted, std::move(object)});
+  events.push_back({kind, kube::WatchEventType::Deleted, std::move(object), nullptr});
   cascade(uid, events);
 }
 

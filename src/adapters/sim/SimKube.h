@@ -71,6 +71,7 @@ class SimKube : public kube::KubeClient {
     std::string kind;
     kube::WatchEventType type;
     kube::Snapshot object;
+    kube::Snapshot replaced;  // released after the lock, not under it (a whole document tree)
   };
   static std::string keyOf(const std::string& kind, const std::string& ns, const std::string& name);
   void maybeFail(const std::string& verb, const std::string& kind, bool afterApply);
