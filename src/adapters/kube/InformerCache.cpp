@@ -97,31 +97,28 @@ void InformerCache::remember(const std::string& kind, const Snapshot& object) {
   keepNewer(stores_.at(kind), object);
 }
 
+std::optional<Snapshot> InformerCache::lookup(const std::string& kind, const std::string& ns,
+                                              const std::string& name) const {
+  if (!cached(kind)) return std::nullopt;
+  std::shared_lock lock(mu_);
+  const Store& store = stores_.at(kind);
+  if (!store.synced) return std::nullopt;
+  auto it = store.objects.find(ns + "/" + name);
+  return it == store.objects.end() ? nullptr : it->second;
+}
+
 std::optional<json> InformerCache::get(const std::string& kind, const std::string& ns,
                                        const std::string& name) {
-  if (cached(kind)) {
-    std::shared_lock lock(mu_);
-    const Store& store = stores_.at(kind);
-    if (store.synced) {
-      auto it = store.objects.find(ns + "/" + name);
-      if (it == store.objects.end()) return std::nullopt;
-      return *it->second;
-    }
-  }
-  return inner_.get(kind, ns, name);
+  auto found = lookup(kind, ns, name);
+  if (!found) return inner_.get(kind, ns, name);
+  if (!*found) return std::nullopt;
+  return **found;
 }
 
 Snapshot InformerCache::getSnapshot(const std::string& kind, const std::string& ns,
                                     const std::string& name) {
-  if (cached(kind)) {
-    std::shared_lock lock(mu_);
-    const Store& store = stores_.at(kind);
-    if (store.synced) {
-      auto it = store.objects.find(ns + "/" + name);
-      return it == store.objects.end() ? nullptr : it->second;
-    }
-  }
-  return inner_.getSnapshot(kind, ns, name);
+  auto found = lookup(kind, ns, name);
+  return found ? *found : inner_.getSnapshot(kind, ns, name);
 }
 
 std::optional<json> InformerCache::getLive(const std::string& kind, const std::string& ns,

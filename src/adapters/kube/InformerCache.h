@@ -51,6 +51,9 @@ class InformerCache : public KubeClient {
   void remember(const std::string& kind, const Snapshot& object);
   void keepNewer(Store& store, const Snapshot& object);
   bool cached(const std::string& kind) const { return stores_.count(kind) > 0; }
+  // The cached answer (nullptr: absent), or nullopt when this kind is not served from memory.
+  std::optional<Snapshot> lookup(const std::string& kind, const std::string& ns,
+                                 const std::string& name) const;
 
   KubeClient& inner_;
   std::map<std::string, Store> stores_;  // fixed set of kinds; contents under mu_
