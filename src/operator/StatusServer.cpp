@@ -21,11 +21,13 @@ struct StatusServer::Impl {
   std::atomic<bool> stopping{false};
 };
 
-StatusServer::StatusServer(std::string address, Metrics& metrics, std::function<bool()> ready)
+StatusServer::StatusServer(std::string address, Metrics& metrics, std::function<bool()> ready,
+                           std::chrono::milliseconds ioTimeout)
     : impl_(std::make_unique<Impl>()),
       address_(std::move(address)),
       metrics_(metrics),
-      ready_(std::move(ready)) {}
+      ready_(std::move(ready)),
+      ioTimeout_(ioTimeout) {}
 
 StatusServer::~StatusServer() {
   stop();
@@ -52,10 +54,11 @@ void StatusServer::start() {
       boost::system::error_code ec;
       impl_->acceptor.accept(socket, ec);
       if (ec) continue;
+      boost::beast::tcp_stream stream(std::move(socket));
       try {
         boost::beast::flat_buffer buffer;
         bhttp::request<bhttp::string_body> req;
-        bhttp::read(socket, buffer, req);
+        runWithTimeout(stream, [&](auto done) { bhttp::async_read(stream, buffer, req, done); });
         bhttp::response<bhttp::string_body> res{bhttp::status::ok, req.version()};
         std::string target(req.target());
         res.set(bhttp::field::content_type, "text/plain; charset=utf-8");
@@ -74,13 +77,25 @@ void StatusServer::start() {
         }
         res.keep_alive(false);
         res.prepare_payload();
-        bhttp::write(socket, res);
+        runWithTimeout(stream, [&](auto done) { bhttp::async_write(stream, res, done); });
       } catch (const std::exception& e) {
         spdlog::debug("status server: {}", e.what());
       }
-      socket.shutdown(tcp::socket::shutdown_both, ec);
+      stream.socket().shutdown(tcp::socket::shutdown_both, ec);
     }
   });
+}
+
+// One read or write with a deadline: a client that stalls is cut off after ioTimeout_ (a blocking
+// read would wait for it for ever, and asio ignores SO_RCVTIMEO).
+template <typename Start>
+void StatusServer::runWithTimeout(boost::beast::tcp_stream& stream, Start&& start) {
+  boost::system::error_code result;
+  stream.expires_after(ioTimeout_);
+  start([&](boost::system::error_code ec, std::size_t) { result = ec; });
+  impl_->ioc.restart();
+  impl_->ioc.run();
+  if (result) throw boost::system::system_error(result);
 }
 
 void StatusServer::stop() {
