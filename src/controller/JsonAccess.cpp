@@ -11,6 +11,12 @@ const json* member(const json& object, const char* key) {
 
 }  // namespace
 
+const json& memberAt(const json& object, const char* key) {
+  static const json null;
+  const json* m = member(object, key);
+  return m ? *m : null;
+}
+
 const json& objectAt(const json& object, const char* key) {
   static const json empty = json::object();
   const json* m = member(object, key);

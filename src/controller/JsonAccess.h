@@ -11,6 +11,8 @@ namespace rayjournal::controller {
 
 using nlohmann::json;
 
+// The member whatever its type, else null.
+const json& memberAt(const json& object, const char* key);
 // The member when it is an object, else an empty object.
 const json& objectAt(const json& object, const char* key);
 // The member when it is an array, else an empty array.

@@ -13,6 +13,19 @@ namespace asio = boost::asio;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 
+// One read or write with a deadline: a client that stalls is cut off after the timeout (a blocking
+// read would wait for it for ever, and asio ignores SO_RCVTIMEO).
+template <typename Start>
+void runWithTimeout(asio::io_context& ioc, boost::beast::tcp_stream& stream,
+                    std::chrono::milliseconds timeout, Start&& start) {
+  boost::system::error_code result;
+  stream.expires_after(timeout);
+  start([&](boost::system::error_code ec, std::size_t) { result = ec; });
+  ioc.restart();
+  ioc.run();
+  if (result) throw boost::system::system_error(result);
+}
+
 }  // namespace
 
 struct StatusServer::Impl {
@@ -58,7 +71,8 @@ void StatusServer::start() {
       try {
         boost::beast::flat_buffer buffer;
         bhttp::request<bhttp::string_body> req;
-        runWithTimeout(stream, [&](auto done) { bhttp::async_read(stream, buffer, req, done); });
+        runWithTimeout(impl_->ioc, stream, ioTimeout_,
+                       [&](auto done) { bhttp::async_read(stream, buffer, req, done); });
         bhttp::response<bhttp::string_body> res{bhttp::status::ok, req.version()};
         std::string target(req.target());
         res.set(bhttp::field::content_type, "text/plain; charset=utf-8");
@@ -77,25 +91,14 @@ void StatusServer::start() {
         }
         res.keep_alive(false);
         res.prepare_payload();
-        runWithTimeout(stream, [&](auto done) { bhttp::async_write(stream, res, done); });
+        runWithTimeout(impl_->ioc, stream, ioTimeout_,
+                       [&](auto done) { bhttp::async_write(stream, res, done); });
       } catch (const std::exception& e) {
         spdlog::debug("status server: {}", e.what());
       }
       stream.socket().shutdown(tcp::socket::shutdown_both, ec);
     }
   });
-}
-
-// One read or write with a deadline: a client that stalls is cut off after ioTimeout_ (a blocking
-// read would wait for it for ever, and asio ignores SO_RCVTIMEO).
-template <typename Start>
-void StatusServer::runWithTimeout(boost::beast::tcp_stream& stream, Start&& start) {
-  boost::system::error_code result;
-  stream.expires_after(ioTimeout_);
-  start([&](boost::system::error_code ec, std::size_t) { result = ec; });
-  impl_->ioc.restart();
-  impl_->ioc.run();
-  if (result) throw boost::system::system_error(result);
 }
 
 void StatusServer::stop() {

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <atomic>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -29,8 +28,6 @@ class StatusServer {
 
  private:
   struct Impl;
-  template <typename Start>
-  void runWithTimeout(boost::beast::tcp_stream& stream, Start&& start);
   std::unique_ptr<Impl> impl_;
   std::string address_;
   Metrics& metrics_;

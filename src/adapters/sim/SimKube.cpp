@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "adapters/TimeFormat.h"
+#include "controller/JsonAccess.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -13,14 +14,6 @@ std::string nsOf(const json& o) {
 }
 std::string nameOf(const json& o) {
   return o["metadata"].value("name", "");
-}
-
-// The member, or a shared null when absent or when object is not an object (no copy).
-const json& memberOrNull(const json& object, const char* key) {
-  static const json null;
-  if (!object.is_object()) return null;
-  auto it = object.find(key);
-  return it == object.end() ? null : *it;
 }
 
 // Deep copies made after the store's lock is released: the snapshots never change.
@@ -393,9 +386,10 @@ kube::Snapshot SimKube::create(const std::string& kind, json input) {
 // must say how their Pods restart).
 void SimKube::validate(const std::string& kind, const json& object) {
   if (kind != "Job") return;
-  const json& restart =
-      memberOrNull(memberOrNull(memberOrNull(memberOrNull(object, "spec"), "template"), "spec"),
-                   "restartPolicy");
+  const json& restart = controller::memberAt(
+      controller::memberAt(controller::memberAt(controller::memberAt(object, "spec"), "template"),
+                           "spec"),
+      "restartPolicy");
   std::string policy = restart.is_string() ? restart.get<std::string>() : "";
   if (policy != "Never" && policy != "OnFailure") {
     throw kube::ApiError(422, "Invalid",
@@ -435,7 +429,7 @@ kube::Snapshot SimKube::update(const std::string& kind, json input) {
     else
       object.erase("status");
     int64_t generation = current["metadata"].value("generation", int64_t(1));
-    if (memberOrNull(object, "spec") != memberOrNull(current, "spec")) ++generation;
+    if (controller::memberAt(object, "spec") != controller::memberAt(current, "spec")) ++generation;
     object["metadata"]["generation"] = generation;
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     put(kind, std::move(object), kube::WatchEventType::Modified, events);

@@ -19,7 +19,7 @@ const json* at(const json& root, std::initializer_list<const char*> path) {
   return node;
 }
 
-bool stringAt(const json& root, std::initializer_list<const char*> path, const char* expected) {
+bool hasStringAt(const json& root, std::initializer_list<const char*> path, const char* expected) {
   const json* v = at(root, path);
   return v && v->is_string() && v->get_ref<const std::string&>() == expected;
 }
@@ -27,8 +27,8 @@ bool stringAt(const json& root, std::initializer_list<const char*> path, const c
 bool jobFinished(const json& job) {
   if (const json* conditions = at(job, {"status", "conditions"})) {
     for (const auto& c : *conditions) {
-      if ((stringAt(c, {"type"}, "Complete") || stringAt(c, {"type"}, "Failed")) &&
-          stringAt(c, {"status"}, "True"))
+      if ((hasStringAt(c, {"type"}, "Complete") || hasStringAt(c, {"type"}, "Failed")) &&
+          hasStringAt(c, {"status"}, "True"))
         return true;
     }
   }
@@ -172,7 +172,7 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
   auto found = kube_.getSnapshot("Pod", ns, name);
   if (!found) return 0;
   const json& pod = *found;
-  if (stringAt(pod, {"status", "phase"}, "Pending")) {
+  if (hasStringAt(pod, {"status", "phase"}, "Pending")) {
     auto created = parseRfc3339(pod["metadata"].value("creationTimestamp", ""));
     if (created && clock_.nowMs() < *created + options_.podStartDelayMs) {
       again.insert(ns + "/" + name);
@@ -185,11 +185,11 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
                           {"podIP", "10.0.0.1"}}));
     return 1;
   }
-  if (!stringAt(pod, {"status", "phase"}, "Running")) return 0;
+  if (!hasStringAt(pod, {"status", "phase"}, "Running")) return 0;
   const json* containers = at(pod, {"spec", "containers"});
   if (!containers || !containers->is_array()) return 0;
   for (const auto& container : *containers) {
-    if (stringAt(container, {"name"}, "ray-job-submitter"))
+    if (hasStringAt(container, {"name"}, "ray-job-submitter"))
       return runSidecar(pod, container, again);
   }
   return 0;
