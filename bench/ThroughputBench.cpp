@@ -13,7 +13,7 @@
 #include "adapters/CountingClients.h"
 #include "adapters/kube/InformerCache.h"
 #include "adapters/sim/SimWorld.h"
-#include "controller/Manager.h"
+#include "runtime/Stack.h"
 #include "support/SampleRayJob.h"
 #include "wal/MemoryStorage.h"
 
@@ -59,13 +59,13 @@ json runThroughput(const ThroughputOptions& o) {
   CallCounter counter;
   CountingKubeClient countingKube(kube, counter);
   CountingRayClient countingRay(ray, counter);
-  // The operator reads through informer caches as against a real API server, so the counted
-  // calls are the ones a real cluster would serve.
-  kube::InformerCache cache(countingKube, {"RayJob", "RayCluster", "Job", "Pod", "Service"});
-  cache.start(std::chrono::seconds(10));
+  // The operator's Stack reads through its informer caches as against a real API server, so the
+  // counted calls are the ones a real cluster would serve.
   auto journal = openJournal(o);
-  controller::ManagerOptions mo;
+  runtime::StackOptions mo;
   mo.workers = o.workers;
+  mo.clusterWorkers = o.workers;
+  mo.cacheSyncTimeout = std::chrono::seconds(10);
   mo.recordLatencies = true;
   mo.checkpointEveryRecords = 100000;
   mo.decide.requeueMs = o.requeueMs;
@@ -84,7 +84,7 @@ json runThroughput(const ThroughputOptions& o) {
       toDelete.push_back(meta["name"]);
     }
   });
-  controller::Manager manager(*journal, cache, countingRay, clock, mo);
+  runtime::Stack manager(*journal, countingKube, countingRay, clock, mo);
   manager.start();
   auto start = std::chrono::steady_clock::now();
   double cpuAtStart = cpuSeconds();
@@ -141,6 +141,7 @@ json runThroughput(const ThroughputOptions& o) {
            {"cpu_seconds", cpu},
            {"cpu_ms_per_rayjob", 1000 * cpu / o.jobs},
            {"reconciles_per_sec", manager.reconciles() / wall},
+           {"raycluster_reconciles_per_sec", manager.clusterReconciles() / wall},
            {"journal_records", stats.appends},
            {"journal_syncs", stats.syncs},
            {"records_per_sync", stats.syncs ? double(stats.appends) / stats.syncs : 0.0},

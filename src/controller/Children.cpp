@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "adapters/YamlJson.h"
+#include "model/Names.h"
 #include "controller/JsonAccess.h"
 
 namespace rayjournal::controller {
@@ -172,13 +173,13 @@ json buildJobHeadService(const RayJob& job, const json& clusterHeadService,
   json out{{"apiVersion", "v1"},
            {"kind", "Service"},
            {"metadata",
-            {{"name", job.name + "-head-svc"},
+            {{"name", model::rayJobHeadServiceName(job.name)},
              {"namespace", job.ns},
              {"labels",
               {{"ray.io/originated-from-cr-name", job.name},
                {"ray.io/originated-from-crd", "RayJob"},
                {"ray.io/node-type", "head"},
-               {"ray.io/identifier", job.name + "-head"}}},
+               {"ray.io/identifier", model::headPodName(job.name)}}},
              {"ownerReferences", json::array({ownerReference(job)})}}},
            {"spec",
             {{"ports", spec.value("ports", json::array())},

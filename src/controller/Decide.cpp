@@ -4,6 +4,7 @@
 #include "controller/Children.h"
 #include "controller/JsonAccess.h"
 #include "controller/Validate.h"
+#include "model/Names.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -282,7 +283,7 @@ bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt,
 void reconcileJobHeadService(Ctx& c) {
   if (c.selectorMode() || !c.o.headService) return;
   if (!c.o.jobHeadService) {
-    c.intent(Action::CreateHeadService, c.job.name + "-head-svc",
+    c.intent(Action::CreateHeadService, model::rayJobHeadServiceName(c.job.name),
              buildJobHeadService(c.job, *c.o.headService, c.st.rayClusterName));
     return;
   }
@@ -290,7 +291,7 @@ void reconcileJobHeadService(Ctx& c) {
   if (selector.value("ray.io/cluster", "") != c.st.rayClusterName) {
     json updated = *c.o.jobHeadService;
     updated["spec"]["selector"]["ray.io/cluster"] = c.st.rayClusterName;
-    c.intent(Action::UpdateHeadService, c.job.name + "-head-svc", updated);
+    c.intent(Action::UpdateHeadService, model::rayJobHeadServiceName(c.job.name), updated);
   }
 }
 

@@ -6,184 +6,216 @@
 #include "controller/Children.h"
 
 namespace rayjournal::controller {
+namespace {
 
-wal::Record Executor::recordFor(const RayJob& job, wal::RecordType type, json body) const {
+bool isHeadPod(const Intent& intent) {
+  return intent.object.is_object() &&
+         intent.object["metadata"]["labels"].value("ray.io/node-type", "") == "head";
+}
+
+// KubeRay's Event reasons for a create of kind by this intent.
+std::string createdReason(const std::string& kind, const Intent& intent, bool failed) {
+  std::string what;
+  if (kind == "RayCluster")
+    what = "RayCluster";
+  else if (kind == "Job")
+    what = "RayJobSubmitter";
+  else if (kind == "Pod")
+    what = isHeadPod(intent) ? "HeadPod" : "WorkerPod";
+  else
+    what = kind;
+  return (failed ? "FailedToCreate" : "Created") + what;
+}
+
+}  // namespace
+
+Subject subjectOf(const RayJob& job) {
+  return {"RayJob", job.ns,  job.name, job.uid, uint32_t(job.status.failed + 1),
+          "",       job.key(), job.raw};
+}
+
+wal::Record Executor::recordFor(const Subject& s, wal::RecordType type, json body) const {
   wal::Record r;
   r.type = type;
-  r.object = {"RayJob", job.ns, job.name, job.uid};
-  r.attempt = uint32_t(job.status.failed + 1);
+  r.object = {s.kind, s.ns, s.name, s.uid};
+  r.attempt = s.attempt;
   r.timeMs = clock_.nowMs();
   r.body = std::move(body);
   return r;
 }
 
-ExecResult Executor::execute(const RayJob& job, Plan& plan) {
+ExecResult Executor::execute(const Subject& s, Plan& plan) {
   ExecResult result;
   if (plan.intents.empty() && plan.observations.empty()) return result;
   std::vector<wal::Record> batch;
   for (const auto& o : plan.observations)
-    batch.push_back(recordFor(job, wal::RecordType::Observation, o));
+    batch.push_back(recordFor(s, wal::RecordType::Observation, o));
   for (const auto& i : plan.intents) {
     json body = i.journalBody();
     if (!plan.why.empty()) body["why"] = plan.why;
-    batch.push_back(recordFor(job, wal::RecordType::Intent, std::move(body)));
+    if (!s.parent.empty()) body["rayjob"] = s.parent;
+    batch.push_back(recordFor(s, wal::RecordType::Intent, std::move(body)));
   }
   // The intent is durable before the side effect: the write-ahead rule.
   uint64_t first = journal_.appendBatch(std::move(batch), wal::Durability::Sync);
   uint64_t intentSeq = first + plan.observations.size();
-  // The RayJob as the server last returned it (finalizer writes move its resourceVersion).
-  std::shared_ptr<const json> current = job.raw;
+  // The object as the server last returned it (finalizer writes move its resourceVersion).
+  kube::Snapshot current = s.raw;
   for (size_t n = 0; n < plan.intents.size(); ++n, ++intentSeq) {
     Intent& intent = plan.intents[n];
-    json outcome{{"intent_seq", intentSeq},
-                 {"action", actionName(intent.action)},
-                 {"target", intent.target}};
-    if (!result.ok) {
-      outcome["result"] = "abandoned";
-      outcome["detail"] = "an earlier intent of the same decision failed";
-    } else if (mayAct && !mayAct(job)) {
-      outcome["result"] = "abandoned";
-      outcome["detail"] = "this process is no longer the leader";
-      result.ok = false;
-      result.error = actionName(intent.action) + " " + intent.target + ": not the leader";
-    } else {
-      try {
-        if (hook) hook(Stage::IntentDurable, intent, intentSeq);
-        outcome["result"] = run(job, intent, current);
-        ++result.executed;
-        if (hook) hook(Stage::Executed, intent, intentSeq);
-      } catch (const kube::ApiError& e) {
-        outcome["result"] = "error";
-        outcome["detail"] = e.what();
-        outcome["code"] = e.code();
-        result.ok = false;
-        result.error = actionName(intent.action) + " " + intent.target + ": " + e.what();
-      } catch (const ray::RayError& e) {
-        outcome["result"] = "error";
-        outcome["detail"] = e.what();
-        result.ok = false;
-        result.error = actionName(intent.action) + " " + intent.target + ": " + e.what();
-      }
-    }
+    json outcome = outcomeOf(s, intent, intentSeq, result, current);
     bool abandoned = outcome["result"] == "abandoned";
-    journal_.append(recordFor(job, wal::RecordType::Outcome, std::move(outcome)),
+    journal_.append(recordFor(s, wal::RecordType::Outcome, std::move(outcome)),
                     wal::Durability::Lazy);
     if (hook && !abandoned) hook(Stage::OutcomeJournaled, intent, intentSeq);
   }
   return result;
 }
 
-std::string Executor::run(const RayJob& job, Intent& intent, std::shared_ptr<const json>& current) {
+// Executes one intent (unless an earlier one failed or leadership is gone) and says how it ended.
+json Executor::outcomeOf(const Subject& s, Intent& intent, uint64_t seq, ExecResult& result,
+                         kube::Snapshot& current) {
+  json outcome{{"intent_seq", seq}, {"action", actionName(intent.action)}, {"target", intent.target}};
+  auto fail = [&](const std::string& why) {
+    result.ok = false;
+    result.error = actionName(intent.action) + " " + intent.target + ": " + why;
+  };
+  if (!result.ok) {
+    outcome["result"] = "abandoned";
+    outcome["detail"] = "an earlier intent of the same decision failed";
+    return outcome;
+  }
+  if (mayAct && !mayAct(s.shardKey.empty() ? s.key() : s.shardKey)) {
+    outcome["result"] = "abandoned";
+    outcome["detail"] = "this process is no longer the leader";
+    fail("not the leader");
+    return outcome;
+  }
+  try {
+    if (hook) hook(Stage::IntentDurable, intent, seq);
+    outcome["result"] = run(s, intent, current);
+    ++result.executed;
+    if (hook) hook(Stage::Executed, intent, seq);
+  } catch (const kube::ApiError& e) {
+    outcome["result"] = "error";
+    outcome["detail"] = e.what();
+    outcome["code"] = e.code();
+    fail(e.what());
+  } catch (const ray::RayError& e) {
+    outcome["result"] = "error";
+    outcome["detail"] = e.what();
+    fail(e.what());
+  }
+  return outcome;
+}
+
+std::string Executor::run(const Subject& s, Intent& intent, kube::Snapshot& current) {
   switch (intent.action) {
     case Action::AddFinalizer:
-      return changeFinalizer(job, true, current);
+      return changeFinalizer(true, current);
     case Action::RemoveFinalizer:
-      return changeFinalizer(job, false, current);
+      return changeFinalizer(false, current);
     case Action::CreateRayCluster:
-      return create(job, "RayCluster", intent);
+      return create(s, "RayCluster", intent);
     case Action::CreateSubmitterJob:
-      return create(job, "Job", intent);
-    case Action::DeleteRayCluster:
-      return removeChild(job, "RayCluster", intent.target);
-    case Action::DeleteSubmitterJob:
-      return removeChild(job, "Job", intent.target);
-    case Action::DeleteRayJob:
-      return removeChild(job, "RayJob", intent.target);
-    case Action::SuspendWorkerGroups:
-      try {
-        kube_.update("RayCluster", intent.object);
-        postEvent(job,
-                  {"Normal", "UpdatedRayCluster",
-                   "Suspended the worker groups of RayCluster " + job.ns + "/" + intent.target});
-        return "ok";
-      } catch (const kube::ApiError& e) {
-        if (e.notFound()) return "already_done";
-        postEvent(job, {"Warning", "FailedToUpdateRayCluster",
-                        "Failed to suspend the worker groups of RayCluster " + job.ns + "/" +
-                            intent.target + ": " + e.what()});
-        throw;
-      }
+      return create(s, "Job", intent);
     case Action::CreateHeadService:
-      try {
-        kube_.create("Service", intent.object);
-        postEvent(job,
-                  {"Normal", "CreatedService", "Created Service " + job.ns + "/" + intent.target});
-        return "ok";
-      } catch (const kube::ApiError& e) {
-        if (!e.alreadyExists()) {
-          postEvent(job,
-                    {"Warning", "FailedToCreateService",
-                     "Failed to create Service " + job.ns + "/" + intent.target + ": " + e.what()});
-          throw;
-        }
-        return "adopted";
-      }
+    case Action::CreateService:
+      return create(s, "Service", intent);
+    case Action::CreatePod:
+      return create(s, "Pod", intent);
+    case Action::DeleteRayCluster:
+      return removeChild(s, "RayCluster", intent.target);
+    case Action::DeleteSubmitterJob:
+      return removeChild(s, "Job", intent.target);
+    case Action::DeleteRayJob:
+      return removeChild(s, "RayJob", intent.target);
+    case Action::DeletePod:
+      return removeChild(s, "Pod", intent.target);
+    case Action::SuspendWorkerGroups:
+      return suspendWorkers(s, intent);
     case Action::UpdateHeadService:
-      kube_.update("Service", intent.object);
-      postEvent(job,
-                {"Normal", "UpdatedService", "Updated Service " + job.ns + "/" + intent.target});
+      kube_.update("Service", std::move(intent.object));
+      postEvent(s, {"Normal", "UpdatedService", "Updated Service " + s.ns + "/" + intent.target});
       return "ok";
-    case Action::SubmitRayJob: {
-      ray::SubmitRequest r;
-      r.submissionId = intent.object.value("submissionId", "");
-      r.entrypoint = intent.object.value("entrypoint", "");
-      r.runtimeEnv = intent.object.value("runtimeEnv", json());
-      r.metadata = intent.object.value("metadata", std::map<std::string, std::string>{});
-      r.entrypointNumCpus = intent.object.value("entrypointNumCpus", 0.0);
-      r.entrypointNumGpus = intent.object.value("entrypointNumGpus", 0.0);
-      return ray_.submit(intent.object.value("dashboard", ""), r) == ray::SubmitResult::Submitted
-                 ? "ok"
-                 : "already_done";
-    }
+    case Action::SubmitRayJob:
     case Action::StopRayJob:
-      return ray_.stop(intent.object.value("dashboard", ""), intent.target) ? "ok" : "already_done";
+      return runRay(intent);
     case Action::WriteStatus: {
       json doc = *current;
       doc["status"] = std::move(intent.object);
-      current = kube_.updateStatus("RayJob", std::move(doc));
+      current = kube_.updateStatus(s.kind, std::move(doc));
       return "ok";
     }
   }
   return "ok";
 }
 
-std::string Executor::create(const RayJob& job, const std::string& kind, Intent& intent) {
+std::string Executor::runRay(Intent& intent) {
+  const std::string dashboard = intent.object.value("dashboard", "");
+  if (intent.action == Action::StopRayJob)
+    return ray_.stop(dashboard, intent.target) ? "ok" : "already_done";
+  ray::SubmitRequest r;
+  r.submissionId = intent.object.value("submissionId", "");
+  r.entrypoint = intent.object.value("entrypoint", "");
+  r.runtimeEnv = intent.object.value("runtimeEnv", json());
+  r.metadata = intent.object.value("metadata", std::map<std::string, std::string>{});
+  r.entrypointNumCpus = intent.object.value("entrypointNumCpus", 0.0);
+  r.entrypointNumGpus = intent.object.value("entrypointNumGpus", 0.0);
+  return ray_.submit(dashboard, r) == ray::SubmitResult::Submitted ? "ok" : "already_done";
+}
+
+std::string Executor::suspendWorkers(const Subject& s, Intent& intent) {
+  try {
+    kube_.update("RayCluster", std::move(intent.object));
+    postEvent(s, {"Normal", "UpdatedRayCluster",
+                  "Suspended the worker groups of RayCluster " + s.ns + "/" + intent.target});
+    return "ok";
+  } catch (const kube::ApiError& e) {
+    if (e.notFound()) return "already_done";
+    postEvent(s, {"Warning", "FailedToUpdateRayCluster",
+                  "Failed to suspend the worker groups of RayCluster " + s.ns + "/" +
+                      intent.target + ": " + e.what()});
+    throw;
+  }
+}
+
+std::string Executor::create(const Subject& s, const std::string& kind, Intent& intent) {
+  const std::string what = kind == "Job" ? "Kubernetes Job" : kind;
+  const std::string created = createdReason(kind, intent, false);
+  const std::string failed = createdReason(kind, intent, true);
   try {
     kube_.create(kind, std::move(intent.object));
-    postEvent(job, {"Normal", kind == "RayCluster" ? "CreatedRayCluster" : "CreatedRayJobSubmitter",
-                    "Created " + kind + " " + job.ns + "/" + intent.target});
+    postEvent(s, {"Normal", created,
+                  "Created " + kind + " " + s.ns + "/" + intent.target});
     return "ok";
   } catch (const kube::ApiError& e) {
     if (!e.alreadyExists()) {
-      postEvent(
-          job, {"Warning",
-                kind == "RayCluster" ? "FailedToCreateRayCluster" : "FailedToCreateRayJobSubmitter",
-                "Failed to create new " + std::string(kind == "Job" ? "Kubernetes Job" : kind) +
-                    " " + job.ns + "/" + intent.target + ": " + e.what()});
+      postEvent(s, {"Warning", failed,
+                    "Failed to create new " + what + " " + s.ns + "/" + intent.target + ": " +
+                        e.what()});
       throw;
     }
-    auto existing = kube_.getLive(kind, job.ns, intent.target);
-    if (existing && ownedBy(*existing, job.uid)) return "adopted";
-    std::string message = kind + " " + job.ns + "/" + intent.target +
-                          " already exists and is not owned by RayJob " + job.key() + " (uid " +
-                          job.uid + "); refusing to adopt it";
-    postEvent(job,
-              {"Warning",
-               kind == "RayCluster" ? "FailedToCreateRayCluster" : "FailedToCreateRayJobSubmitter",
-               message});
+    auto existing = kube_.getLive(kind, s.ns, intent.target);
+    if (existing && ownedBy(*existing, s.uid)) return "adopted";
+    std::string message = kind + " " + s.ns + "/" + intent.target +
+                          " already exists and is not owned by " + s.kind + " " + s.key() +
+                          " (uid " + s.uid + "); refusing to adopt it";
+    postEvent(s, {"Warning", failed, message});
     throw kube::ApiError(409, "AlreadyExists", message);
   }
 }
 
-std::string Executor::removeChild(const RayJob& job, const std::string& kind,
+std::string Executor::removeChild(const Subject& s, const std::string& kind,
                                   const std::string& name) {
   try {
-    kube_.remove(kind, job.ns, name, kube::Propagation::Background);
+    kube_.remove(kind, s.ns, name, kube::Propagation::Background);
     if (kind == "RayCluster")
-      postEvent(job, {"Normal", "DeletedRayCluster", "Deleted RayCluster " + job.ns + "/" + name});
+      postEvent(s, {"Normal", "DeletedRayCluster", "Deleted RayCluster " + s.ns + "/" + name});
     if (kind == "Job")
-      postEvent(job, {"Normal", "DeletedRayJobSubmitter",
-                      "Deleted submitter Job " + job.ns + "/" + name});
+      postEvent(s, {"Normal", "DeletedRayJobSubmitter",
+                    "Deleted submitter Job " + s.ns + "/" + name});
+    if (kind == "Pod") postEvent(s, {"Normal", "DeletedPod", "Deleted Pod " + s.ns + "/" + name});
     return "ok";
   } catch (const kube::ApiError& e) {
     if (e.notFound()) return "already_done";
@@ -191,8 +223,7 @@ std::string Executor::removeChild(const RayJob& job, const std::string& kind,
   }
 }
 
-std::string Executor::changeFinalizer(const RayJob& job, bool add,
-                                      std::shared_ptr<const json>& current) {
+std::string Executor::changeFinalizer(bool add, kube::Snapshot& current) {
   // Written against the resourceVersion the decision saw: a concurrent change is a 409, and the
   // decision is re-derived from fresh state.
   const json& meta = current->at("metadata");
@@ -210,37 +241,36 @@ std::string Executor::changeFinalizer(const RayJob& job, bool add,
     if (e.notFound() && !add) return "already_done";
     throw;
   }
-  (void)job;
   return "ok";
 }
 
-void Executor::postEvent(const RayJob& job, const EventNote& note) {
+void Executor::postEvent(const Subject& s, const EventNote& note) {
   try {
     json event{{"apiVersion", "events.k8s.io/v1"},
                {"kind", "Event"},
                {"metadata",
-                {{"name", job.name + "." + std::to_string(clock_.nowMs()) + "." +
+                {{"name", s.name + "." + std::to_string(clock_.nowMs()) + "." +
                               std::to_string(eventCounter_++)},
-                 {"namespace", job.ns}}},
+                 {"namespace", s.ns}}},
                {"regarding",
                 {{"apiVersion", "ray.io/v1"},
-                 {"kind", "RayJob"},
-                 {"name", job.name},
-                 {"namespace", job.ns},
-                 {"uid", job.uid}}},
+                 {"kind", s.kind},
+                 {"name", s.name},
+                 {"namespace", s.ns},
+                 {"uid", s.uid}}},
                {"reason", note.reason},
                {"note", note.message},
                {"type", note.type},
                {"action", note.type == "Warning" ? "Validate" : "Reconcile"},
-               {"reportingController", "rayjournal.io/rayjob-controller"},
+               {"reportingController", s.kind == "RayJob" ? "rayjournal.io/rayjob-controller"
+                                                          : "rayjournal.io/raycluster-controller"},
                {"reportingInstance", "rayjournal-operator"},
                {"eventTime", toRfc3339Micro(clock_.nowMs())}};
     kube_.create("Event", std::move(event));
   } catch (const std::exception& e) {
-    spdlog::warn("could not post event {} for RayJob {}: {}", note.reason, job.key(), e.what());
+    spdlog::warn("could not post event {} for {} {}: {}", note.reason, s.kind, s.key(), e.what());
   }
-  if (note.type == "Warning")
-    spdlog::warn("RayJob {}: {}: {}", job.key(), note.reason, note.message);
+  if (note.type == "Warning") spdlog::warn("{} {}: {}: {}", s.kind, s.key(), note.reason, note.message);
 }
 
 }  // namespace rayjournal::controller

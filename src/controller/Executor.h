@@ -1,12 +1,15 @@
-// Carries out a Plan the write-ahead way: the plan's observations and intents are appended
-// in one synced batch before anything is executed; each intent is then executed through the
-// adapters and its Outcome appended (lazily). Idempotent under deterministic identities:
-// AlreadyExists on create is adoption when the object is ours (a foreign object is an error
-// with an Event, never adopted), NotFound on delete is done, Ray "already exists" is done.
+// Carries out a Plan the write-ahead way, for either controller: the plan's observations and
+// intents are appended in one synced batch before anything is executed; each intent is then
+// executed through the adapters and its Outcome appended (lazily). Idempotent under
+// deterministic identities: AlreadyExists on create is adoption when the object is ours (a
+// foreign object is an error with an Event, never adopted), NotFound on delete is done, Ray
+// "already exists" is done. Every Kubernetes write and Ray call the operator makes goes through
+// here; nothing else in the operator writes (the simulator's checkers hold it to that).
 // Thread-safe for different keys; blocks on the journal and the adapters.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "adapters/Clock.h"
@@ -16,6 +19,18 @@
 #include "wal/Journal.h"
 
 namespace rayjournal::controller {
+
+// The object a decision is about: its records carry this identity and its Events regard it.
+struct Subject {
+  std::string kind;  // RayJob or RayCluster
+  std::string ns, name, uid;
+  uint32_t attempt = 0;       // the RayJob attempt these records belong to (0: none known)
+  std::string parent;         // a RayCluster's owning RayJob "ns/name" (empty: none)
+  std::string shardKey;       // the RayJob key whose shard acts for it
+  kube::Snapshot raw;         // the object as read: status and finalizer writes start from it
+  std::string key() const { return ns + "/" + name; }
+};
+Subject subjectOf(const RayJob& job);
 
 struct ExecResult {
   bool ok = true;
@@ -30,22 +45,29 @@ class Executor {
       : journal_(journal), kube_(kube), ray_(ray), clock_(clock) {}
 
   // Consumes the intents' objects (moved into the API calls); actions and targets stay.
-  ExecResult execute(const RayJob& job, Plan& plan);
-  // Posts a Kubernetes Event about the RayJob (best effort: a failure is only logged).
-  void postEvent(const RayJob& job, const EventNote& note);
+  ExecResult execute(const Subject& subject, Plan& plan);
+  ExecResult execute(const RayJob& job, Plan& plan) { return execute(subjectOf(job), plan); }
+  // Posts a Kubernetes Event about the subject (best effort: a failure is only logged).
+  void postEvent(const Subject& subject, const EventNote& note);
+  void postEvent(const RayJob& job, const EventNote& note) { postEvent(subjectOf(job), note); }
   // Simulation hook at the journal boundaries of each intent; a crash simulation throws from it.
   enum class Stage { IntentDurable, Executed, OutcomeJournaled };
   std::function<void(Stage, const Intent&, uint64_t intentSeq)> hook;
-  // When set and false, no intent is executed (journaled as abandoned): leadership was lost.
-  std::function<bool(const RayJob& job)> mayAct;
+  // When set and false for the subject's shard key, no intent is executed (journaled as
+  // abandoned): leadership or the shard's Lease was lost.
+  std::function<bool(const std::string& shardKey)> mayAct;
 
  private:
   // Returns the outcome result ("ok", "adopted", "already_done"); throws on failure.
-  std::string run(const RayJob& job, Intent& intent, std::shared_ptr<const json>& current);
-  std::string create(const RayJob& job, const std::string& kind, Intent& intent);
-  std::string removeChild(const RayJob& job, const std::string& kind, const std::string& name);
-  std::string changeFinalizer(const RayJob& job, bool add, std::shared_ptr<const json>& current);
-  wal::Record recordFor(const RayJob& job, wal::RecordType type, json body) const;
+  std::string run(const Subject& s, Intent& intent, kube::Snapshot& current);
+  std::string runRay(Intent& intent);
+  std::string create(const Subject& s, const std::string& kind, Intent& intent);
+  std::string removeChild(const Subject& s, const std::string& kind, const std::string& name);
+  std::string changeFinalizer(bool add, kube::Snapshot& current);
+  std::string suspendWorkers(const Subject& s, Intent& intent);
+  json outcomeOf(const Subject& s, Intent& intent, uint64_t seq, ExecResult& result,
+                 kube::Snapshot& current);
+  wal::Record recordFor(const Subject& s, wal::RecordType type, json body) const;
 
   wal::Journal& journal_;
   kube::KubeClient& kube_;

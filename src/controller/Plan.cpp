@@ -7,7 +7,7 @@
 
 namespace rayjournal::controller {
 namespace {
-constexpr std::array<std::pair<Action, const char*>, 13> kActions{{
+constexpr std::array<std::pair<Action, const char*>, 16> kActions{{
     {Action::AddFinalizer, "AddFinalizer"},
     {Action::RemoveFinalizer, "RemoveFinalizer"},
     {Action::CreateRayCluster, "CreateRayCluster"},
@@ -21,6 +21,9 @@ constexpr std::array<std::pair<Action, const char*>, 13> kActions{{
     {Action::CreateHeadService, "CreateHeadService"},
     {Action::UpdateHeadService, "UpdateHeadService"},
     {Action::WriteStatus, "WriteStatus"},
+    {Action::CreateService, "CreateService"},
+    {Action::CreatePod, "CreatePod"},
+    {Action::DeletePod, "DeletePod"},
 }};
 }  // namespace
 
@@ -40,7 +43,8 @@ json Intent::journalBody() const {
   json body{{"action", actionName(action)}, {"target", target}};
   if (action == Action::WriteStatus) {
     for (const char* k : {"jobDeploymentStatus", "jobStatus", "rayClusterName", "jobId", "reason",
-                          "failed", "succeeded", "startTime", "endTime"}) {
+                          "failed", "succeeded", "startTime", "endTime", "state",
+                          "readyWorkerReplicas", "desiredWorkerReplicas"}) {
       if (object.contains(k)) body["status"][k] = object[k];
     }
   } else if (action == Action::CreateSubmitterJob) {

@@ -29,6 +29,10 @@ enum class Action {
   CreateHeadService,
   UpdateHeadService,
   WriteStatus,
+  // The RayCluster side: a cluster's own head Service and Pods.
+  CreateService,
+  CreatePod,
+  DeletePod,
 };
 
 std::string actionName(Action action);

@@ -1,8 +1,10 @@
 #include "controller/RayClusterDecide.h"
 
+#include <algorithm>
 #include <map>
 
 #include "controller/JsonAccess.h"
+#include "model/Names.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -53,6 +55,10 @@ bool podReady(const json& pod) {
   return false;
 }
 
+bool deleting(const json& object) {
+  return objectAt(object, "metadata").contains("deletionTimestamp");
+}
+
 json condition(const std::string& type, bool ok, const std::string& reason,
                const std::string& message, const json& previous) {
   std::string status = ok ? "True" : "False";
@@ -63,106 +69,88 @@ json condition(const std::string& type, bool ok, const std::string& reason,
   return {{"type", type}, {"status", status}, {"reason", reason}, {"message", message}};
 }
 
-}  // namespace
-
-std::string headServiceName(const std::string& cluster) {
-  return cluster + "-head-svc";
+int64_t integerAt(const json& object, const char* key, int64_t fallback) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return fallback;
+  return it->get<int64_t>();
 }
 
-int dashboardPort(const json& clusterSpec) {
-  const json& containers = arrayAt(
-      objectAt(objectAt(objectAt(clusterSpec, "headGroupSpec"), "template"), "spec"), "containers");
-  for (const auto& c : containers) {
-    for (const auto& p : arrayAt(c, "ports")) {
-      if (p.value("name", "") == "dashboard") return p.value("containerPort", 8265);
-    }
-  }
-  return 8265;
-}
+using PodsByName = std::map<std::string, const json*>;
 
-ClusterPlan decideRayCluster(const ClusterObserved& o) {
-  ClusterPlan plan;
-  const json& cluster = o.cluster;
+struct GroupTally {
+  int64_t desired = 0;
+  int64_t ready = 0;
+};
+
+// One worker group: plans the missing Pods (within the batch) and the surplus deletions.
+GroupTally planGroup(const json& group, const json& cluster, const PodsByName& pods,
+                     ClusterPlan& plan) {
   const std::string name = cluster["metadata"].value("name", "");
-  const json& spec = objectAt(cluster, "spec");
-  if (cluster["metadata"].contains("deletionTimestamp")) {
-    plan.why = "being deleted; the garbage collector removes its Pods";
-    return plan;
+  const std::string groupName = group.value("groupName", "workers");
+  GroupTally tally;
+  tally.desired = desiredWorkers(group);
+  int64_t present = 0;
+  for (const auto& [podName, pod] : pods) {
+    auto index = model::workerPodIndex(podName, name, groupName);
+    if (!index) continue;  // the head, another group's, or a foreign Pod: not this group's
+    if (int64_t(*index) >= tally.desired) {
+      if (!deleting(*pod)) plan.deletePods.push_back(podName);
+      continue;
+    }
+    ++present;
+    if (podReady(*pod)) ++tally.ready;
   }
-  std::map<std::string, const json*> pods;
-  for (const auto& p : o.pods) pods[p["metadata"].value("name", "")] = &p;
-
-  json headLabels = baseLabels(name, "head", "headgroup");
-  if (!o.headServiceExists) {
-    int port = dashboardPort(spec);
+  for (int64_t i = 0; present < tally.desired && i < tally.desired; ++i) {
+    std::string podName = model::workerPodName(name, groupName, uint64_t(i));
+    if (pods.count(podName)) continue;
+    if (plan.creates.size() >= kMaxPodCreatesPerReconcile) {
+      plan.more = true;
+      break;
+    }
     plan.creates.push_back(
-        {"Service",
-         {{"apiVersion", "v1"},
+        {"Pod", podFrom(group, podName, cluster, baseLabels(name, "worker", groupName))});
+    ++present;
+  }
+  return tally;
+}
+
+json headService(const std::string& name, const json& cluster, const json& spec) {
+  json labels = baseLabels(name, "head", "headgroup");
+  int port = dashboardPort(spec);
+  return {{"apiVersion", "v1"},
           {"kind", "Service"},
-          {"metadata", ownedMeta(headServiceName(name), cluster, headLabels)},
+          {"metadata", ownedMeta(headServiceNameOf(name, spec), cluster, labels)},
           {"spec",
-           {{"selector", headLabels},
+           {{"selector", labels},
             {"ports", json::array({{{"name", "dashboard"}, {"port", port}, {"targetPort", port}},
                                    {{"name", "gcs-server"}, {"port", 6379}},
-                                   {{"name", "client"}, {"port", 10001}}})}}}}});
-  }
-  std::vector<std::string> wanted{name + "-head"};
-  const json& previous = objectAt(cluster, "status");
-  bool provisioned = false;  // KubeRay's RayClusterProvisioned: sticky, unlike `state`
-  for (const auto& c : arrayAt(previous, "conditions")) {
-    if (c.value("type", "") == "RayClusterProvisioned" && c.value("status", "") == "True")
-      provisioned = true;
-  }
-  // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
-  bool noHeadRestart = stringAt(objectAt(objectAt(cluster, "metadata"), "annotations"),
-                                "ray.io/disable-provisioned-head-restart") == "true";
-  if (!pods.count(name + "-head") && !(noHeadRestart && provisioned))
-    plan.creates.push_back(
-        {"Pod", podFrom(objectAt(spec, "headGroupSpec"), name + "-head", cluster, headLabels)});
-  int desiredWorkers = 0, readyWorkers = 0;
-  for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
-    std::string groupName = group.value("groupName", "workers");
-    int replicas =
-        group.value("suspend", false)
-            ? 0
-            : group.value("replicas", group.value("minReplicas", 0)) * group.value("numOfHosts", 1);
-    desiredWorkers += replicas;
-    std::string prefix = name + "-" + groupName + "-worker-";
-    for (int i = 0; i < replicas; ++i) {
-      std::string podName = prefix + std::to_string(i);
-      wanted.push_back(podName);
-      auto it = pods.find(podName);
-      if (it == pods.end()) {
-        plan.creates.push_back(
-            {"Pod", podFrom(group, podName, cluster, baseLabels(name, "worker", groupName))});
-      } else if (podReady(*it->second)) {
-        ++readyWorkers;
-      }
-    }
-    // Pods of this group beyond the replica count (scale down, suspended group).
-    for (const auto& [podName, pod] : pods) {
-      if (podName.rfind(prefix, 0) != 0) continue;
-      const std::string index = podName.substr(prefix.size());
-      if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) continue;
-      if (std::stoi(index) >= replicas && !(*pod)["metadata"].contains("deletionTimestamp"))
-        plan.deletePods.push_back(podName);
-    }
-  }
-  auto head = pods.find(name + "-head");
-  bool headReady = head != pods.end() && podReady(*head->second);
-  bool allReady = headReady && readyWorkers == desiredWorkers;
+                                   {{"name", "client"}, {"port", 10001}}})}}}};
+}
 
+bool wasProvisioned(const json& previousStatus) {
+  for (const auto& c : arrayAt(previousStatus, "conditions")) {
+    if (c.value("type", "") == "RayClusterProvisioned" && c.value("status", "") == "True")
+      return true;
+  }
+  return false;
+}
+
+json nextStatus(const json& cluster, bool headReady, bool allReady, int64_t desired,
+                int64_t ready) {
+  const std::string name = cluster["metadata"].value("name", "");
+  const json& previous = objectAt(cluster, "status");
+  bool provisioned = wasProvisioned(previous);
   json status = previous;
   const json& oldConditions = arrayAt(previous, "conditions");
-  status["desiredWorkerReplicas"] = desiredWorkers;
-  status["readyWorkerReplicas"] = readyWorkers;
-  status["availableWorkerReplicas"] = readyWorkers;
-  status["head"] = {{"podName", name + "-head"}, {"serviceName", headServiceName(name)}};
-  if (allReady) {
+  status["desiredWorkerReplicas"] = desired;
+  status["readyWorkerReplicas"] = ready;
+  status["availableWorkerReplicas"] = ready;
+  status["head"] = {{"podName", model::headPodName(name)},
+                    {"serviceName", headServiceNameOf(name, objectAt(cluster, "spec"))}};
+  if (allReady)
     status["state"] = "ready";
-  } else {
+  else
     status.erase("state");  // not sticky (W15): a head that stops being ready is not ready
-  }
   status["conditions"] = json::array(
       {condition("HeadPodReady", headReady,
                  headReady ? "HeadPodRunningAndReady" : "HeadPodNotReady",
@@ -172,11 +160,76 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
                                          : "RayClusterPodsProvisioning",
                  "", oldConditions)});
   status["observedGeneration"] = cluster["metadata"].value("generation", 0);
-  if (status != previous) plan.status = status;
-  plan.why = allReady ? "all " + std::to_string(wanted.size()) + " Pods ready"
+  return status;
+}
+
+}  // namespace
+
+std::string headServiceNameOf(const std::string& cluster, const json& clusterSpec) {
+  const json& meta =
+      objectAt(objectAt(objectAt(clusterSpec, "headGroupSpec"), "headService"), "metadata");
+  return model::headServiceName(cluster, stringAt(meta, "name"));
+}
+
+int dashboardPort(const json& clusterSpec) {
+  const json& containers = arrayAt(
+      objectAt(objectAt(objectAt(clusterSpec, "headGroupSpec"), "template"), "spec"), "containers");
+  for (const auto& c : containers) {
+    for (const auto& p : arrayAt(c, "ports")) {
+      if (p.value("name", "") == "dashboard" && p.value("containerPort", json()).is_number_integer())
+        return p["containerPort"].get<int>();
+    }
+  }
+  return 8265;
+}
+
+int64_t desiredWorkers(const json& group) {
+  if (group.value("suspend", json(false)) == json(true)) return 0;
+  int64_t minReplicas = std::max<int64_t>(0, integerAt(group, "minReplicas", 0));
+  int64_t replicas = integerAt(group, "replicas", minReplicas);
+  replicas = std::max(replicas, minReplicas);
+  if (group.contains("maxReplicas"))
+    replicas = std::min(replicas, std::max<int64_t>(0, integerAt(group, "maxReplicas", replicas)));
+  int64_t hosts = std::max<int64_t>(1, integerAt(group, "numOfHosts", 1));
+  replicas = std::clamp<int64_t>(replicas, 0, kMaxDesiredPodsPerGroup);
+  hosts = std::min<int64_t>(hosts, kMaxDesiredPodsPerGroup);
+  return std::min<int64_t>(replicas * hosts, kMaxDesiredPodsPerGroup);
+}
+
+ClusterPlan decideRayCluster(const ClusterObserved& o) {
+  ClusterPlan plan;
+  const json& cluster = o.cluster;
+  const std::string name = cluster["metadata"].value("name", "");
+  const json& spec = objectAt(cluster, "spec");
+  if (deleting(cluster)) {
+    plan.why = "being deleted; the garbage collector removes its Pods";
+    return plan;
+  }
+  PodsByName pods;
+  for (const auto& p : o.pods) pods[stringAt(objectAt(*p, "metadata"), "name")] = p.get();
+  if (!o.headServiceExists) plan.creates.push_back({"Service", headService(name, cluster, spec)});
+  const std::string headName = model::headPodName(name);
+  // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
+  bool noHeadRestart = stringAt(objectAt(objectAt(cluster, "metadata"), "annotations"),
+                                "ray.io/disable-provisioned-head-restart") == "true";
+  if (!pods.count(headName) && !(noHeadRestart && wasProvisioned(objectAt(cluster, "status"))))
+    plan.creates.push_back(
+        {"Pod", podFrom(objectAt(spec, "headGroupSpec"), headName, cluster,
+                        baseLabels(name, "head", "headgroup"))});
+  int64_t desired = 0, ready = 0;
+  for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
+    GroupTally t = planGroup(group, cluster, pods, plan);
+    desired += t.desired;
+    ready += t.ready;
+  }
+  auto head = pods.find(headName);
+  bool headReady = head != pods.end() && podReady(*head->second);
+  bool allReady = headReady && ready == desired;
+  json status = nextStatus(cluster, headReady, allReady, desired, ready);
+  if (status != objectAt(cluster, "status")) plan.status = std::move(status);
+  plan.why = allReady ? "all " + std::to_string(desired + 1) + " Pods ready"
                       : "waiting for Pods: head " + std::string(headReady ? "ready" : "not ready") +
-                            ", workers " + std::to_string(readyWorkers) + "/" +
-                            std::to_string(desiredWorkers);
+                            ", workers " + std::to_string(ready) + "/" + std::to_string(desired);
   return plan;
 }
 

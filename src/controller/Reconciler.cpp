@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/Decide.h"
+#include "controller/JsonAccess.h"
+#include "controller/RayClusterDecide.h"
+#include "model/Names.h"
 
 namespace rayjournal::controller {
 
@@ -20,12 +23,8 @@ Observed Reconciler::observe(RayJob parsed) {
   if (!st.rayClusterName.empty()) {
     o.cluster = kube_.getSnapshot("RayCluster", job.ns, st.rayClusterName);
     if (o.cluster) {
-      static const json::json_pointer kHeadServiceName(
-          "/spec/headGroupSpec/headService/metadata/name");
-      std::string svc = st.rayClusterName + "-head-svc";
-      if (o.cluster->contains(kHeadServiceName) && o.cluster->at(kHeadServiceName).is_string())
-        svc = o.cluster->at(kHeadServiceName).get<std::string>();
-      o.headService = kube_.getSnapshot("Service", job.ns, svc);
+      o.headService = kube_.getSnapshot(
+          "Service", job.ns, headServiceNameOf(st.rayClusterName, objectAt(*o.cluster, "spec")));
     }
   }
   if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty())
@@ -35,7 +34,7 @@ Observed Reconciler::observe(RayJob parsed) {
                             {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}});
   }
   if (st.jobDeploymentStatus == "Running" && job.spec.clusterSelector.empty()) {
-    o.jobHeadService = kube_.getSnapshot("Service", job.ns, job.name + "-head-svc");
+    o.jobHeadService = kube_.getSnapshot("Service", job.ns, model::rayJobHeadServiceName(job.name));
   }
   const std::string& s = st.jobDeploymentStatus;
   bool wantsRay = s == "Running" || s == "Suspending" || s == "Retrying" || job.deleting;
@@ -75,6 +74,7 @@ void Reconciler::checkDrift(const RayJob& job) {
 
 ReconcileResult Reconciler::reconcile(const std::string& key) {
   ReconcileResult result;
+  result.atRest = false;
   std::string ns = key.substr(0, key.find('/'));
   std::string name = key.substr(key.find('/') + 1);
   auto doc = kube_.getSnapshot("RayJob", ns, name);
@@ -101,7 +101,6 @@ ReconcileResult Reconciler::reconcile(const std::string& key) {
     return result;
   }
   result.requeueAfterMs = plan.requeueAfterMs;
-  result.deploymentStatus = job.status.jobDeploymentStatus;
   bool wroteStatus = false;
   for (const auto& i : plan.intents) wroteStatus = wroteStatus || i.action == Action::WriteStatus;
   result.atRest = !wroteStatus && plan.intents.empty() && isAtRest(job);

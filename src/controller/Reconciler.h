@@ -7,17 +7,14 @@
 
 #include "controller/Executor.h"
 #include "projection/JobProjection.h"
+#include "runtime/Reconciler.h"
 
 namespace rayjournal::controller {
 
-struct ReconcileResult {
-  bool error = false;
-  std::optional<int64_t> requeueAfterMs;
-  bool atRest = false;  // terminal, suspended, invalid, or waiting for the user
-  std::string deploymentStatus;
-};
+// atRest: terminal, suspended, invalid, or waiting for the user.
+using ReconcileResult = runtime::Result;
 
-class Reconciler {
+class Reconciler : public runtime::Reconciler {
  public:
   Reconciler(kube::KubeClient& kube, ray::RayJobsClient& ray, Executor& executor,
              projection::JobProjection& projection, wal::Journal& journal, const Clock& clock,
@@ -30,7 +27,7 @@ class Reconciler {
         clock_(clock),
         config_(config) {}
 
-  ReconcileResult reconcile(const std::string& key);
+  ReconcileResult reconcile(const std::string& key) override;
 
  private:
   Observed observe(RayJob job);

@@ -9,63 +9,77 @@
 namespace rayjournal::controller {
 namespace {
 
+using projection::InDoubtIntent;
 using projection::IntentFact;
 
-std::string childKind(const std::string& action) {
+// The kind of object an action creates or deletes; the subject's own kind for the rest.
+std::string childKind(const std::string& action, const std::string& subjectKind) {
   if (action == "CreateRayCluster" || action == "DeleteRayCluster") return "RayCluster";
   if (action == "CreateSubmitterJob" || action == "DeleteSubmitterJob") return "Job";
-  return "RayJob";
+  if (action == "CreatePod" || action == "DeletePod") return "Pod";
+  if (action == "CreateService" || action == "CreateHeadService" || action == "UpdateHeadService")
+    return "Service";
+  return subjectKind;
+}
+
+std::string resolveStatusWrite(const IntentFact& intent, const json& object) {
+  json status = object.value("status", json::object());
+  json want = intent.status.is_object() ? intent.status : json::object();
+  // Every field as written: found. Otherwise Kubernetes has moved on, or the write never
+  // landed; the two cannot be told apart from the status alone, and it does not matter: the
+  // next decision starts from what Kubernetes holds.
+  for (const auto& [k, v] : want.items()) {
+    if (status.value(k, json()) != v) return "superseded";
+  }
+  return "found";
+}
+
+std::string resolveRay(const IntentFact& intent, const json& job, ray::RayJobsClient& ray) {
+  std::string dashboard = job.value("status", json::object()).value("dashboardURL", "");
+  try {
+    auto info = ray.getJob(dashboard, intent.target);
+    if (intent.action == "SubmitRayJob") return info ? "found" : "absent";
+    return info && ray::isTerminalRayStatus(info->status) ? "found" : "absent";
+  } catch (const ray::RayError&) {
+    return "superseded";  // Ray cannot answer; the next reconcile asks again before deciding
+  }
 }
 
 // found: the side effect is visible in the world; absent: it is not; superseded: the world has
-// moved on so that the question no longer applies (e.g. the RayJob is gone).
-std::string resolve(const std::string& key, const IntentFact& intent, kube::KubeClient& kube,
-                    ray::RayJobsClient& ray) {
-  std::string ns = key.substr(0, key.find('/'));
-  std::string name = key.substr(key.find('/') + 1);
-  auto job = kube.getLive("RayJob", ns, name);
+// moved on so that the question no longer applies (e.g. the subject is gone).
+std::string resolve(const InDoubtIntent& doubt, kube::KubeClient& kube, ray::RayJobsClient& ray) {
+  const std::string ns = doubt.key.substr(0, doubt.key.find('/'));
+  const std::string name = doubt.key.substr(doubt.key.find('/') + 1);
+  const IntentFact& intent = doubt.intent;
   const std::string& a = intent.action;
-  if (a == "CreateRayCluster" || a == "CreateSubmitterJob")
-    return kube.getLive(childKind(a), ns, intent.target) ? "found" : "absent";
-  if (a == "DeleteRayCluster" || a == "DeleteSubmitterJob" || a == "DeleteRayJob") {
-    return kube.getLive(childKind(a), ns, intent.target) ? "absent" : "found";
-  }
-  if (!job) return "superseded";
-  json status = (*job).value("status", json::object());
+  const std::string kind = childKind(a, doubt.kind);
+  if (a.rfind("Create", 0) == 0) return kube.getLive(kind, ns, intent.target) ? "found" : "absent";
+  if (a.rfind("Delete", 0) == 0) return kube.getLive(kind, ns, intent.target) ? "absent" : "found";
+  auto subject = kube.getLive(doubt.kind, ns, name);
+  if (!subject) return "superseded";
   if (a == "AddFinalizer" || a == "RemoveFinalizer") {
     bool has = false;
-    for (const auto& f : (*job)["metadata"].value("finalizers", json::array()))
+    for (const auto& f : (*subject)["metadata"].value("finalizers", json::array()))
       has = has || f == kFinalizer;
     return has == (a == "AddFinalizer") ? "found" : "absent";
   }
-  if (a == "WriteStatus") {
-    json want = intent.status.is_object() ? intent.status : json::object();
-    // Every field as written: found. Otherwise Kubernetes has moved on, or the write never
-    // landed; the two cannot be told apart from the status alone, and it does not matter: the
-    // next decision starts from what Kubernetes holds.
-    for (const auto& [k, v] : want.items()) {
-      if (status.value(k, json()) != v) return "superseded";
-    }
-    return "found";
-  }
-  if (a == "SubmitRayJob" || a == "StopRayJob") {
-    std::string dashboard = status.value("dashboardURL", "");
-    try {
-      auto info = ray.getJob(dashboard, intent.target);
-      if (a == "SubmitRayJob") return info ? "found" : "absent";
-      return info && ray::isTerminalRayStatus(info->status) ? "found" : "absent";
-    } catch (const ray::RayError&) {
-      return "superseded";  // Ray cannot answer; the next reconcile asks again before deciding
-    }
-  }
+  if (a == "WriteStatus") return resolveStatusWrite(intent, *subject);
+  if (a == "SubmitRayJob" || a == "StopRayJob") return resolveRay(intent, *subject, ray);
   return "superseded";
+}
+
+void count(RecoveryReport& report, const std::string& resolution) {
+  if (resolution == "found")
+    ++report.found;
+  else if (resolution == "absent")
+    ++report.absent;
+  else
+    ++report.superseded;
 }
 
 }  // namespace
 
-RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection,
-                       kube::KubeClient& kube, ray::RayJobsClient& ray,
-                       const std::function<void()>& afterResolve) {
+RecoveryReport rebuild(wal::Journal& journal, projection::JobProjection& projection) {
   auto start = std::chrono::steady_clock::now();
   RecoveryReport report;
   uint64_t from = journal.firstSeq();
@@ -79,7 +93,14 @@ RecoveryReport recover(wal::Journal& journal, projection::JobProjection& project
     ++report.replayedRecords;
     return true;
   });
-  journal.setAppendListener([&projection](const wal::Record& r) { projection.apply(r); });
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+void resolveInDoubt(wal::Journal& journal, projection::JobProjection& projection,
+                    kube::KubeClient& kube, ray::RayJobsClient& ray, RecoveryReport& report,
+                    const std::function<void()>& afterResolve) {
+  auto start = std::chrono::steady_clock::now();
   auto doubts = projection.inDoubt();
   report.inDoubt = doubts.size();
   wal::Record started;
@@ -89,14 +110,15 @@ RecoveryReport recover(wal::Journal& journal, projection::JobProjection& project
                   {"replayed", report.replayedRecords},
                   {"checkpoint_seq", report.checkpointSeq}};
   journal.append(started, wal::Durability::Sync);
-  for (const auto& [key, intent] : doubts) {
+  for (const auto& doubt : doubts) {
+    const IntentFact& intent = doubt.intent;
     std::string resolution;
     for (int tries = 0; resolution.empty() && tries < 3; ++tries) {
       try {
-        resolution = resolve(key, intent, kube, ray);
+        resolution = resolve(doubt, kube, ray);
       } catch (const kube::ApiError& e) {
-        spdlog::warn("recovery: {} intent {} {} (seq {}): cannot ask Kubernetes: {}", key,
-                     intent.action, intent.target, intent.seq, e.what());
+        spdlog::warn("recovery: {} {} intent {} {} (seq {}): cannot ask Kubernetes: {}",
+                     doubt.kind, doubt.key, intent.action, intent.target, intent.seq, e.what());
       }
     }
     if (resolution.empty()) {
@@ -105,28 +127,31 @@ RecoveryReport recover(wal::Journal& journal, projection::JobProjection& project
       ++report.unresolved;
       continue;
     }
-    if (resolution == "found")
-      ++report.found;
-    else if (resolution == "absent")
-      ++report.absent;
-    else
-      ++report.superseded;
+    count(report, resolution);
     wal::Record outcome;
     outcome.type = wal::RecordType::Outcome;
-    outcome.object = {"RayJob", key.substr(0, key.find('/')), key.substr(key.find('/') + 1),
-                      projection.job(key)->uid};
+    outcome.object = {doubt.kind, doubt.key.substr(0, doubt.key.find('/')),
+                      doubt.key.substr(doubt.key.find('/') + 1), doubt.uid};
     outcome.attempt = intent.attempt;
     outcome.body = {{"intent_seq", intent.seq},
                     {"action", intent.action},
                     {"target", intent.target},
                     {"resolved_after_restart", resolution}};
     journal.append(outcome, wal::Durability::Lazy);
-    spdlog::info("recovery: {} intent {} {} (seq {}) resolved {}", key, intent.action,
-                 intent.target, intent.seq, resolution);
+    spdlog::info("recovery: {} {} intent {} {} (seq {}) resolved {}", doubt.kind, doubt.key,
+                 intent.action, intent.target, intent.seq, resolution);
     if (afterResolve) afterResolve();
   }
   journal.sync();
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+RecoveryReport recover(wal::Journal& journal, projection::JobProjection& projection,
+                       kube::KubeClient& kube, ray::RayJobsClient& ray,
+                       const std::function<void()>& afterResolve) {
+  RecoveryReport report = rebuild(journal, projection);
+  journal.setAppendListener([&projection](const wal::Record& r) { projection.apply(r); });
+  resolveInDoubt(journal, projection, kube, ray, report, afterResolve);
   return report;
 }
 

@@ -90,6 +90,28 @@ std::optional<std::string> WorkQueue::get() {
   }
 }
 
+std::optional<std::string> WorkQueue::tryGet(const std::function<size_t(size_t)>& pick) {
+  std::lock_guard lock(mu_);
+  if (shutdown_) return std::nullopt;
+  promoteDue();
+  if (queue_.empty()) return std::nullopt;
+  size_t index = pick ? pick(queue_.size()) % queue_.size() : 0;
+  std::string key = queue_[index];
+  queue_.erase(queue_.begin() + std::ptrdiff_t(index));
+  queued_.erase(key);
+  processing_.insert(key);
+  return key;
+}
+
+size_t WorkQueue::ready() const {
+  std::lock_guard lock(mu_);
+  int64_t now = clock_.nowMs();
+  size_t due = 0;
+  for (auto it = delayed_.begin(); it != delayed_.end() && it->first <= now; ++it)
+    due += !processing_.count(it->second) && !queued_.count(it->second);
+  return queue_.size() + due;
+}
+
 void WorkQueue::done(const std::string& key) {
   std::lock_guard lock(mu_);
   processing_.erase(key);
@@ -112,6 +134,21 @@ void WorkQueue::wake() {
 bool WorkQueue::idle() const {
   std::lock_guard lock(mu_);
   return queue_.empty() && processing_.empty() && delayed_.empty() && dirty_.empty();
+}
+
+std::string WorkQueue::describe(size_t max) const {
+  std::lock_guard lock(mu_);
+  std::string out;
+  size_t n = 0;
+  auto add = [&](const std::string& text) {
+    if (n++ < max) out += (out.empty() ? "" : ", ") + text;
+  };
+  for (const auto& key : queue_) add(key);
+  for (const auto& key : processing_) add(key + " (running)");
+  for (const auto& [at, key] : delayed_)
+    add(key + " (in " + std::to_string(at - clock_.nowMs()) + " ms)");
+  if (n > max) out += ", ...";
+  return out;
 }
 
 size_t WorkQueue::depth() const {

@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -33,12 +34,19 @@ class WorkQueue {
   int failures(const std::string& key) const;
 
   std::optional<std::string> get();  // nullopt once shut down
+  // Never blocks: one of the keys ready now, the pick(n)-th of n in queue order (the first when
+  // pick is empty), marked in progress; nullopt when none is ready. Deterministic simulation
+  // steps the queue through this with a seeded pick.
+  std::optional<std::string> tryGet(const std::function<size_t(size_t)>& pick = {});
+  size_t ready() const;  // keys ready now (delayed keys whose time has come included)
   void done(const std::string& key);
   void shutDown();
   void wake();  // re-check delayed keys (after a simulated clock moved)
 
   bool idle() const;  // nothing queued, in progress or delayed
   size_t depth() const;
+  // Up to max queued, in-progress or delayed keys, for logs ("ns/a (in 2900 ms)").
+  std::string describe(size_t max = 5) const;
   bool pendingFor(const std::string& key) const;  // queued, in progress or delayed
 
  private:

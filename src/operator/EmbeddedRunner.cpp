@@ -47,7 +47,7 @@ std::vector<std::string> manifestFiles(const std::string& path) {
 void applyDocument(sim::SimKube& kube, json doc, const std::string& file) {
   std::string kind = doc.value("kind", "");
   if (kind == "RayCluster") {
-    // A cluster for clusterSelector RayJobs (the simulated cluster provisions it).
+    // A cluster for clusterSelector RayJobs (the operator's RayCluster reconciler provisions it).
     if (!doc["metadata"].contains("namespace")) doc["metadata"]["namespace"] = "default";
     if (!kube.get("RayCluster", doc["metadata"]["namespace"], doc["metadata"].value("name", ""))) {
       kube.create("RayCluster", doc);
@@ -139,20 +139,20 @@ int runEmbedded(const EmbeddedOptions& options) {
     return 2;
   }
   Metrics metrics;
-  controller::ManagerOptions managerOptions = options.manager;
-  managerOptions.onReconcile = describeOperatorMetrics(metrics);
+  runtime::StackOptions stackOptions = options.stack;
+  stackOptions.onReconcile = describeOperatorMetrics(metrics);
   CallCounter calls;
   CountingKubeClient countedKube(kube, calls);
   CountingRayClient countedRay(ray, calls);
-  controller::Manager manager(*journal, countedKube, countedRay, clock, managerOptions);
+  runtime::Stack stack(*journal, countedKube, countedRay, clock, stackOptions);
   controller::RecoveryReport recovery;
   std::atomic<bool> recovered{false};
-  addOperatorCollectors(metrics, {&manager, journal.get(), &calls, &recovery, {}});
+  addOperatorCollectors(metrics, {&stack, journal.get(), &calls, &recovery, {}});
   bool serving = true;
   auto status = startStatusServer(
       options.metricsAddress, metrics, [&] { return recovered.load(); }, serving);
   if (!serving) return 2;
-  recovery = manager.start();
+  recovery = stack.start();
   recovered = true;
   bool tty = options.progress && isatty(STDOUT_FILENO);
   std::map<std::string, std::string> shown;
@@ -172,26 +172,26 @@ int runEmbedded(const EmbeddedOptions& options) {
           spdlog::info("progress: {}", line);
       }
     }
-    if (options.exitWhenIdle && manager.idle()) break;
+    if (options.exitWhenIdle && stack.idle()) break;
     if (options.timeoutSeconds > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
             options.timeoutSeconds) {
-      spdlog::error("not idle after {}s; stopping", options.timeoutSeconds);
+      spdlog::error("not idle after {}s ({}); stopping", options.timeoutSeconds, stack.busyReason());
       code = 4;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  manager.stop();
-  manager.maybeCheckpoint(true);
+  stack.stop();
+  stack.maybeCheckpoint(true);
   if (status) status->stop();
   if (!options.summaryJson.empty()) {
     json out = json::array();
     for (const auto& doc : kube.list("RayJob", "")) out.push_back(summaryOf(doc));
     std::ofstream(options.summaryJson) << out.dump(2) << "\n";
   }
-  spdlog::info("stopped after {} reconciles; journal at seq {}", manager.reconciles(),
-               journal->latestSeq());
+  spdlog::info("stopped after {} RayJob and {} RayCluster reconciles; journal at seq {}",
+               stack.reconciles(), stack.clusterReconciles(), journal->latestSeq());
   return code;
 }
 

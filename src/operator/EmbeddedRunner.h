@@ -1,12 +1,12 @@
 // Runs the operator against the embedded simulated cluster: opens the journal and the cluster
-// store, applies manifests, runs the manager and the simulated world until stopped (or idle,
+// store, applies manifests, runs the operator's Stack and the simulated world until stopped (or idle,
 // with exitWhenIdle), prints progress, and writes the summary JSON. Blocking.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "controller/Manager.h"
+#include "runtime/Stack.h"
 
 namespace rayjournal::operator_ {
 
@@ -20,7 +20,7 @@ struct EmbeddedOptions {
   double timeoutSeconds = 0;  // 0: none
   bool progress = true;
   std::string metricsAddress;  // empty: no /metrics, /healthz, /readyz
-  controller::ManagerOptions manager;
+  runtime::StackOptions stack;
 };
 
 // Returns the process exit code.

@@ -9,8 +9,6 @@
 #include <thread>
 
 #include "adapters/CountingClients.h"
-#include "adapters/kube/InformerCache.h"
-#include "controller/RayClusterController.h"
 #include "operator/OperatorMetrics.h"
 #include "operator/RunnerSupport.h"
 #include "operator/ShardLeases.h"
@@ -34,11 +32,11 @@ void onLeadershipLost() {
 
 // Waits for SIGTERM/SIGINT or lost leadership: the handler only sets a flag, this thread polls
 // it each second (or is woken) and runs the periodic checkpoint.
-void waitForStop(controller::Manager& manager) {
+void waitForStop(runtime::Stack& stack) {
   std::unique_lock lock(gMu);
   while (!gSignal && !gLostLeadership) {
     gCv.wait_for(lock, std::chrono::seconds(1));
-    manager.maybeCheckpoint();
+    stack.maybeCheckpoint();
   }
 }
 
@@ -97,21 +95,22 @@ int runAgainstKubernetes(const KubeOptions& options) {
   if (!journal) return 3;
 
   Metrics metrics;
-  controller::ManagerOptions managerOptions = options.manager;
-  managerOptions.onReconcile = describeOperatorMetrics(metrics);
-  controller::Manager* managerPtr = nullptr;
+  runtime::StackOptions stackOptions = options.stack;
+  stackOptions.onReconcile = describeOperatorMetrics(metrics);
+  stackOptions.cacheSyncTimeout = std::chrono::seconds(120);
+  runtime::Stack* stackPtr = nullptr;
   kube::LeaderElectionOptions leaseOptions = options.leader;
   if (leaseOptions.ns.empty()) leaseOptions.ns = config.defaultNamespace;
   std::unique_ptr<ShardLeases> shards;
   if (options.shardCount > 1) {
     shards = std::make_unique<ShardLeases>(
         *kube, shardIndex, options.shardCount, leaseOptions,
-        [&managerPtr] {
-          if (managerPtr) managerPtr->resync();
+        [&stackPtr] {
+          if (stackPtr) stackPtr->resync();
         },
         onLeadershipLost);
-    managerOptions.owns = [&shards](const std::string& key) { return shards->owns(key); };
-    managerOptions.mayReconcile = [&shards](const std::string& key) { return shards->holds(key); };
+    stackOptions.owns = [&shards](const std::string& key) { return shards->owns(key); };
+    stackOptions.mayReconcile = [&shards](const std::string& key) { return shards->holds(key); };
   }
 
   controller::RecoveryReport recovery;
@@ -132,18 +131,6 @@ int runAgainstKubernetes(const KubeOptions& options) {
   }
   CallCounter calls;
   CountingKubeClient countedKube(*kube, calls);
-  // Reads of the reconcile loop come from watch-fed caches, not API calls (the Service cache
-  // is unfiltered: the RayJob's own head Service carries no kuberay label).
-  kube::InformerCache cache(countedKube, {"RayJob", "RayCluster", "Job", "Pod", "Service"});
-  try {
-    cache.start(std::chrono::seconds(120));
-  } catch (const std::exception& e) {
-    spdlog::error("cannot fill the informer caches from {}: {}", config.server, e.what());
-    return 5;
-  }
-  spdlog::info("informer caches synced: {} RayJobs, {} RayClusters, {} Jobs, {} Pods, {} Services",
-               cache.size("RayJob"), cache.size("RayCluster"), cache.size("Job"), cache.size("Pod"),
-               cache.size("Service"));
   ray::RayHttpOptions rayOptions = options.ray;
   if (options.useKubernetesProxy) {
     rayOptions.kubernetesProxy = [&kube](const std::string& method, const std::string& path,
@@ -154,47 +141,52 @@ int runAgainstKubernetes(const KubeOptions& options) {
   ray::RayHttpClient rayClient(rayOptions);
   CountingRayClient countedRay(rayClient, calls);
   SystemClock clock;
-  controller::Manager manager(*journal, cache, countedRay, clock, managerOptions);
-  managerPtr = &manager;
+  // Reads of the reconcile loops come from the Stack's watch-fed caches, not API calls.
+  runtime::Stack stack(*journal, countedKube, countedRay, clock, stackOptions);
+  stackPtr = &stack;
   if (leader) {
-    manager.executor().mayAct = [&leader](const controller::RayJob&) { return leader->isLeader(); };
+    stack.executor().mayAct = [&leader](const std::string&) { return leader->isLeader(); };
     leader->startRenewing(onLeadershipLost);
   }
   if (shards) {
-    manager.executor().mayAct = [&shards](const controller::RayJob& job) {
-      return shards->holds(job.key());
-    };
+    stack.executor().mayAct = [&shards](const std::string& key) { return shards->holds(key); };
   }
-  addOperatorCollectors(metrics, {&manager, journal.get(), &calls, &recovery, [&]() -> double {
+  addOperatorCollectors(metrics, {&stack, journal.get(), &calls, &recovery, [&]() -> double {
                                     if (shards) return shards->held();
                                     return !leader || leader->isLeader() ? 1.0 : 0.0;
                                   }});
-  std::unique_ptr<controller::RayClusterController> clusters;
-  if (options.manageRayClusters) {
-    clusters = std::make_unique<controller::RayClusterController>(cache, clock);
-    clusters->start();
+  try {
+    recovery = stack.start();
+  } catch (const kube::ApiError& e) {
+    spdlog::error("cannot fill the informer caches from {}: {}", config.server, e.what());
+    return 5;
   }
-  recovery = manager.start();
+  auto& cache = stack.cache();
+  spdlog::info("informer caches synced: {} RayJobs, {} RayClusters, {} Jobs, {} Pods, {} Services",
+               cache.size("RayJob"), cache.size("RayCluster"), cache.size("Job"), cache.size("Pod"),
+               cache.size("Service"));
   recovered = true;
   if (shards) shards->start();
-  spdlog::info("running: {} workers, journal {}", options.manager.workers, journal->describe());
-  waitForStop(manager);
+  spdlog::info("running: {} RayJob and {} RayCluster workers{}, journal {}", options.stack.workers,
+               options.stack.clusterWorkers,
+               options.stack.manageRayClusters ? "" : " (RayClusters left to another operator)",
+               journal->describe());
+  waitForStop(stack);
   if (gLostLeadership)
     spdlog::error("leadership lost: stopping (side effects were gated off when it was lost)");
   else
     spdlog::info("signal {} received: stopping (no new side effects after this line)",
                  int(gSignal));
   kube->stopWatches();
-  manager.stop();
-  if (clusters) clusters->stop();
-  manager.maybeCheckpoint(true);
+  stack.stop();
+  stack.maybeCheckpoint(true);
   journal->sync();
   // Only now, with nothing in flight and the journal synced, may another process take over.
   if (leader) leader->stop();
   if (shards) shards->stop();
   if (status) status->stop();
-  spdlog::info("stopped after {} reconciles; journal at seq {}", manager.reconciles(),
-               journal->latestSeq());
+  spdlog::info("stopped after {} RayJob and {} RayCluster reconciles; journal at seq {}",
+               stack.reconciles(), stack.clusterReconciles(), journal->latestSeq());
   return gLostLeadership ? 1 : 0;
 }
 

@@ -1,6 +1,6 @@
 // Runs the operator against a real Kubernetes API server and real Ray dashboards: opens the
 // journal, checks the API server answers (a clear error naming the server otherwise), recovers,
-// starts the RayJob manager and (unless disabled) the RayCluster controller, and runs until
+// starts the Stack (RayJob and, unless disabled, RayCluster controllers), and runs until
 // SIGTERM/SIGINT, then stops the workers, checkpoints and closes the journal. With leader
 // election it first waits for the Lease; losing it stops every side effect at once (the
 // executor's gate) and ends the process with exit code 1. Blocking.
@@ -11,7 +11,7 @@
 #include "adapters/kube/KubeRestClient.h"
 #include "adapters/kube/LeaderElector.h"
 #include "adapters/ray/RayHttpClient.h"
-#include "controller/Manager.h"
+#include "runtime/Stack.h"
 
 namespace rayjournal::operator_ {
 
@@ -20,7 +20,6 @@ struct KubeOptions {
   std::string context;
   std::string journalDir = "./rayjournal-data/journal";
   bool salvageJournal = false;
-  bool manageRayClusters = true;
   bool useKubernetesProxy = false;
   bool leaderElect = false;
   kube::LeaderElectionOptions leader;
@@ -29,7 +28,7 @@ struct KubeOptions {
   int shardIndex = -1;  // -1: the ordinal of the pod name (HOSTNAME), or 0
   kube::KubeRestOptions kube;
   ray::RayHttpOptions ray;
-  controller::ManagerOptions manager;
+  runtime::StackOptions stack;
 };
 
 // Returns the process exit code.

@@ -39,7 +39,7 @@ std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
   };
 }
 
-void collectJobMetrics(Metrics& m, const std::map<std::string, controller::JobSummary>& jobs) {
+void collectJobMetrics(Metrics& m, const std::map<std::string, runtime::JobSummary>& jobs) {
   for (const char* f : {"rayjournal_rayjobs", "kuberay_job_info", "kuberay_job_deployment_status",
                         "kuberay_job_execution_duration_seconds"})
     m.clear(f);
@@ -68,10 +68,10 @@ void collectJobMetrics(Metrics& m, const std::map<std::string, controller::JobSu
 
 void addOperatorCollectors(Metrics& m, MetricsSources src) {
   m.addCollector([src](Metrics& m) {
-    if (src.manager) {
-      m.set("rayjournal_workqueue_depth", {}, double(src.manager->queue().depth()));
-      m.set("rayjournal_in_doubt_intents", {}, double(src.manager->projection().inDoubt().size()));
-      collectJobMetrics(m, src.manager->jobSummaries());
+    if (src.stack) {
+      m.set("rayjournal_workqueue_depth", {}, double(src.stack->queueDepth()));
+      m.set("rayjournal_in_doubt_intents", {}, double(src.stack->projection().inDoubt().size()));
+      collectJobMetrics(m, src.stack->jobSummaries());
     }
     if (src.journal) {
       wal::JournalStats st = src.journal->stats();

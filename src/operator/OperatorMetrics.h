@@ -7,24 +7,24 @@
 #include <functional>
 
 #include "adapters/CountingClients.h"
-#include "controller/Manager.h"
+#include "runtime/Stack.h"
 #include "operator/Metrics.h"
 #include "wal/Journal.h"
 
 namespace rayjournal::operator_ {
 
 struct MetricsSources {
-  controller::Manager* manager = nullptr;
+  runtime::Stack* stack = nullptr;
   wal::Journal* journal = nullptr;
   CallCounter* calls = nullptr;
   controller::RecoveryReport* recovery = nullptr;
   std::function<double()> leader;  // 1 when this process may act (or holds N shard Leases)
 };
 
-// Describes every family; the onReconcile hook it returns goes into ManagerOptions.
+// Describes every family; the onReconcile hook it returns goes into StackOptions.
 std::function<void(double, bool)> describeOperatorMetrics(Metrics& metrics);
 void addOperatorCollectors(Metrics& metrics, MetricsSources sources);
 // The per-RayJob families (kuberay_job_*, rayjournal_rayjobs) from what the watch last showed.
-void collectJobMetrics(Metrics& metrics, const std::map<std::string, controller::JobSummary>& jobs);
+void collectJobMetrics(Metrics& metrics, const std::map<std::string, runtime::JobSummary>& jobs);
 
 }  // namespace rayjournal::operator_

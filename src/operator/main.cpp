@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
                "exit 0 once every RayJob is at rest and no work is scheduled");
   app.add_option("--summary-json", options.summaryJson,
                  "write one JSON object per RayJob to this file at exit");
-  app.add_option("--workers", options.manager.workers, "reconcile workers")
+  app.add_option("--workers", options.stack.workers, "reconcile workers")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_flag("--salvage-journal", options.salvageJournal,
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
                  "with --exit-when-idle: give up (exit 4) after this many seconds");
   app.add_option("--requeue-ms", requeueMs, "RayJob poll interval (KubeRay: 3000)")
       ->capture_default_str();
-  app.add_option("--checkpoint-every", options.manager.checkpointEveryRecords,
+  app.add_option("--checkpoint-every", options.stack.checkpointEveryRecords,
                  "checkpoint every N journal records")
       ->capture_default_str();
   app.add_option("--kubeconfig", kubeconfig,
@@ -86,9 +86,9 @@ int main(int argc, char** argv) {
   app.add_option("--leader-elect-lease-duration", leaseS, "seconds")->capture_default_str();
   app.add_option("--leader-elect-renew-deadline", renewS, "seconds")->capture_default_str();
   app.add_option("--leader-elect-retry-period", retryS, "seconds")->capture_default_str();
-  app.add_flag("!--no-raycluster-controller", kubeOptions.manageRayClusters,
-               "do not reconcile RayClusters (Pods, head Service, status): another operator "
-               "(KubeRay) does");
+  app.add_flag("!--no-raycluster-controller", options.stack.manageRayClusters,
+               "do not reconcile RayClusters (Pods, head Service, status), in either mode: "
+               "another operator (KubeRay) does");
   app.add_option("--log-format", logFormat, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -113,17 +113,17 @@ int main(int argc, char** argv) {
     spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%v"})",
                         spdlog::pattern_time_type::utc);
   }
-  options.manager.decide.requeueMs = requeueMs;
+  options.stack.decide.requeueMs = requeueMs;
   if (const char* v = std::getenv("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES")) {
     std::string s(v);
     for (auto& ch : s) ch = char(std::tolower(ch));
-    options.manager.decide.deleteRayJobAfterJobFinishes = s == "true";
+    options.stack.decide.deleteRayJobAfterJobFinishes = s == "true";
   }
   if (!embedded && (!kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST"))) {
     kubeOptions.kubeconfig = kubeconfig;
     kubeOptions.journalDir = options.journalDir;
     kubeOptions.salvageJournal = options.salvageJournal;
-    kubeOptions.manager = options.manager;
+    kubeOptions.stack = options.stack;
     kubeOptions.kube.timeout = std::chrono::milliseconds(kubeTimeoutMs);
     if (metricsOption->count() > 0)
       kubeOptions.metricsAddress = metricsAddress == "0" ? "" : metricsAddress;

@@ -5,7 +5,8 @@
 namespace rayjournal::projection {
 namespace {
 
-constexpr char kMagic[] = "RJP2";
+constexpr char kMagic[] = "RJP3";    // RayJobs, then RayClusters
+constexpr char kMagicV2[] = "RJP2";  // RayJobs only (before the RayCluster side was journaled)
 
 class Out {
  public:
@@ -160,32 +161,46 @@ JobState decodeJob(In& in) {
 }  // namespace
 
 bool isBinaryCheckpoint(const std::string& bytes) {
-  return bytes.compare(0, 4, kMagic) == 0;
+  return bytes.compare(0, 4, kMagic) == 0 || bytes.compare(0, 4, kMagicV2) == 0;
 }
 
-std::string encodeCheckpoint(const std::map<std::string, JobState>& jobs, uint64_t appliedThrough) {
-  Out out;
-  out.bytes().append(kMagic, 4);
-  out.u(appliedThrough);
-  out.u(jobs.size());
-  for (const auto& [key, state] : jobs) {
+namespace {
+
+void encodeStates(Out& out, const std::map<std::string, JobState>& states) {
+  out.u(states.size());
+  for (const auto& [key, state] : states) {
     out.str(key);
     encodeJob(out, state);
   }
+}
+
+void decodeStates(In& in, std::map<std::string, JobState>& states) {
+  for (uint64_t n = in.u(); n > 0; --n) {
+    std::string key = in.str();
+    states.emplace_hint(states.end(), std::move(key), decodeJob(in));
+  }
+}
+
+}  // namespace
+
+std::string encodeCheckpoint(const ProjectionStates& states, uint64_t appliedThrough) {
+  Out out;
+  out.bytes().append(kMagic, 4);
+  out.u(appliedThrough);
+  encodeStates(out, states.jobs);
+  encodeStates(out, states.clusters);
   return std::move(out.bytes());
 }
 
-void decodeCheckpoint(const std::string& bytes, std::map<std::string, JobState>& jobs,
+void decodeCheckpoint(const std::string& bytes, ProjectionStates& states,
                       uint64_t& appliedThrough) {
   if (!isBinaryCheckpoint(bytes))
-    throw std::invalid_argument("checkpoint: not an RJP2 projection checkpoint");
+    throw std::invalid_argument("checkpoint: not an RJP2/RJP3 projection checkpoint");
   In in(bytes);
   in.skip(4);
   appliedThrough = in.u();
-  for (uint64_t n = in.u(); n > 0; --n) {
-    std::string key = in.str();
-    jobs.emplace_hint(jobs.end(), std::move(key), decodeJob(in));
-  }
+  decodeStates(in, states.jobs);
+  if (bytes.compare(0, 4, kMagic) == 0) decodeStates(in, states.clusters);
   if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes");
 }
 

@@ -1,4 +1,5 @@
-// Binary encoding of the job projection for checkpoints (format "RJP2", documented in
+// Binary encoding of the projection for checkpoints (format "RJP3"; "RJP2", without the
+// RayCluster section, is still read; both documented in
 // src/wal/FORMAT.md). Several times faster to load than a JSON/CBOR document, which is what
 // bounds restart time with many live RayJobs. Deterministic: the same state gives the same bytes.
 #pragma once
@@ -10,9 +11,9 @@
 
 namespace rayjournal::projection {
 
-std::string encodeCheckpoint(const std::map<std::string, JobState>& jobs, uint64_t appliedThrough);
+std::string encodeCheckpoint(const ProjectionStates& states, uint64_t appliedThrough);
 // Throws std::invalid_argument on truncated or foreign bytes.
-void decodeCheckpoint(const std::string& bytes, std::map<std::string, JobState>& jobs,
+void decodeCheckpoint(const std::string& bytes, ProjectionStates& states,
                       uint64_t& appliedThrough);
 bool isBinaryCheckpoint(const std::string& bytes);
 

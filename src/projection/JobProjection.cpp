@@ -84,8 +84,14 @@ JobState stateFromJson(const json& j) {
 void JobProjection::apply(const wal::Record& r) {
   std::lock_guard lock(mu_);
   appliedThrough_ = std::max(appliedThrough_, r.seq);
-  if (r.object.empty() || r.object.kind != "RayJob") return;
-  JobState& job = jobs_[keyOf(r)];
+  std::map<std::string, JobState>* states = nullptr;
+  if (r.object.kind == "RayJob")
+    states = &jobs_;
+  else if (r.object.kind == "RayCluster")
+    states = &clusters_;
+  else
+    return;
+  JobState& job = (*states)[keyOf(r)];
   if (!r.object.uid.empty() && job.uid != r.object.uid) {
     // The name now belongs to a new RayJob: its history starts over.
     if (!job.uid.empty()) job = JobState{};
@@ -169,16 +175,17 @@ std::string JobProjection::checkpoint() const {
 
 std::pair<std::string, uint64_t> JobProjection::snapshot() const {
   std::lock_guard lock(mu_);
-  return {encodeCheckpoint(jobs_, appliedThrough_), appliedThrough_};
+  return {encodeCheckpoint({jobs_, clusters_}, appliedThrough_), appliedThrough_};
 }
 
 void JobProjection::restore(const std::string& bytes) {
   if (isBinaryCheckpoint(bytes)) {
-    std::map<std::string, JobState> jobs;
+    ProjectionStates states;
     uint64_t through = 0;
-    decodeCheckpoint(bytes, jobs, through);
+    decodeCheckpoint(bytes, states, through);
     std::lock_guard lock(mu_);
-    jobs_ = std::move(jobs);
+    jobs_ = std::move(states.jobs);
+    clusters_ = std::move(states.clusters);
     appliedThrough_ = through;
     return;
   }
@@ -221,13 +228,33 @@ controller::JobFacts JobProjection::facts(const std::string& key,
   return f;
 }
 
-std::vector<std::pair<std::string, IntentFact>> JobProjection::inDoubt() const {
+std::vector<InDoubtIntent> JobProjection::inDoubt() const {
   std::lock_guard lock(mu_);
-  std::vector<std::pair<std::string, IntentFact>> out;
-  for (const auto& [key, s] : jobs_) {
-    for (uint64_t seq : s.inDoubt) out.emplace_back(key, s.intents.at(seq));
+  std::vector<InDoubtIntent> out;
+  for (const auto* states : {&jobs_, &clusters_}) {
+    const char* kind = states == &jobs_ ? "RayJob" : "RayCluster";
+    for (const auto& [key, s] : *states) {
+      for (uint64_t seq : s.inDoubt) out.push_back({kind, key, s.uid, s.intents.at(seq)});
+    }
   }
   return out;
+}
+
+uint32_t JobProjection::attemptOfCluster(const std::string& jobKey,
+                                         const std::string& clusterName) const {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(jobKey);
+  if (it == jobs_.end()) return 0;
+  for (const auto& a : it->second.attempts)
+    if (a.rayClusterName == clusterName) return a.attempt;
+  return 0;
+}
+
+std::optional<JobState> JobProjection::cluster(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = clusters_.find(key);
+  if (it == clusters_.end()) return std::nullopt;
+  return it->second;
 }
 
 size_t JobProjection::jobCount() const {

@@ -1,6 +1,7 @@
 // Per-RayJob facts folded from the journal: attempts and their identities, first and current
 // attempt start, every intent with its outcome, in-doubt intents, confirmed Ray submissions,
 // stop requests, last observed Ray and deployment status, drift. Keyed by namespace/name.
+// Per RayCluster it keeps what the RayCluster side needs: its intents and which are in doubt.
 // Thread-safe (one mutex); appliedThrough() is the highest seq folded in.
 #pragma once
 
@@ -54,6 +55,20 @@ struct JobState {
   int drifts = 0;
 };
 
+// The projection's whole state, as a checkpoint holds it.
+struct ProjectionStates {
+  std::map<std::string, JobState> jobs;      // RayJobs by "ns/name"
+  std::map<std::string, JobState> clusters;  // RayClusters by "ns/name" (uid, intents, inDoubt)
+};
+
+// One intent without an outcome, with the object it acted for.
+struct InDoubtIntent {
+  std::string kind;  // RayJob or RayCluster
+  std::string key;   // "ns/name"
+  std::string uid;
+  IntentFact intent;
+};
+
 class JobProjection : public Projection {
  public:
   void apply(const wal::Record& record) override;
@@ -66,7 +81,10 @@ class JobProjection : public Projection {
   std::optional<JobState> job(const std::string& key) const;
   controller::JobFacts facts(const std::string& key, const std::string& currentJobId) const;
   // Every intent still in doubt, with the key of its RayJob.
-  std::vector<std::pair<std::string, IntentFact>> inDoubt() const;
+  std::vector<InDoubtIntent> inDoubt() const;
+  // The attempt of RayJob jobKey whose RayCluster is clusterName; 0 when none is journaled.
+  uint32_t attemptOfCluster(const std::string& jobKey, const std::string& clusterName) const;
+  std::optional<JobState> cluster(const std::string& key) const;
   size_t jobCount() const;
   json toJson(const std::string& key = "") const;
 
@@ -77,6 +95,7 @@ class JobProjection : public Projection {
 
   mutable std::mutex mu_;
   std::map<std::string, JobState> jobs_;
+  std::map<std::string, JobState> clusters_;
   uint64_t appliedThrough_ = 0;
 };
 

@@ -28,7 +28,7 @@ TEST(LifecycleScenario, K8sJobModeHappyPathCompletesAndKeepsSubmitter) {
 TEST(LifecycleScenario, IdentitiesAreInStatusBeforeAnyChildExists) {
   SimHarness h;
   h.apply(sampleRayJob("ids"));
-  h.step();
+  h.reconciler->reconcile("default/ids");  // the first decision alone
   json st = h.rayjob("ids")["status"];
   EXPECT_EQ(st["jobDeploymentStatus"], "Initializing");
   EXPECT_FALSE(st.value("rayClusterName", "").empty());

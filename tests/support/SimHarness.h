@@ -1,14 +1,19 @@
 // A deterministic driver for scenario tests: simulated clock, simulated cluster, a journal on
-// MemoryStorage, and the real Reconciler, stepped by hand (no threads): every step advances
-// the simulated world, reconciles every RayJob once, and moves the clock.
+// MemoryStorage, and the operator's real runtime::Stack in stepped mode (no threads): every
+// step advances the simulated world, runs every key that is ready in the Stack's work queues
+// (watch events, requeues and backoff decide which), and moves the clock. Every operator write
+// is checked against the journal by the EffectChecker.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <functional>
 #include <memory>
 
 #include "adapters/sim/SimWorld.h"
-#include "controller/Reconciler.h"
-#include "controller/Recovery.h"
+#include "runtime/Stack.h"
+#include "support/EffectChecker.h"
+#include "support/OperatorPort.h"
 #include "support/SampleRayJob.h"
 #include "wal/MemoryStorage.h"
 
@@ -18,35 +23,57 @@ using nlohmann::json;
 
 class SimHarness {
  public:
-  SimHarness() : kube(clock), ray(kube, clock), world(kube, ray, clock) { restart(); }
+  SimHarness()
+      : kube(clock), ray(kube, clock), world(kube, ray, clock), port(kube), rayPort(ray) {
+    port.observer = [this](const auto& verb, const auto& kind, const auto& ns, const auto& name) {
+      checker.wrote(verb, kind, ns, name);
+    };
+    rayPort.observer = port.observer;
+    restart();
+  }
+  ~SimHarness() {
+    stack.reset();
+    for (const auto& v : checker.violations()) ADD_FAILURE() << "EffectChecker: " << v;
+  }
 
-  // A controller restart: new journal handle on the same storage, projection rebuilt.
+  // A controller restart: new journal handle on the same storage, a new Stack, projection
+  // rebuilt, in-doubt intents resolved.
   controller::RecoveryReport restart() {
-    reconciler.reset();
-    executor.reset();
+    stack.reset();
+    port.detach();
+    checker.crashed();
     journal.reset();
-    projection = std::make_unique<projection::JobProjection>();
     wal::JournalOptions options;
     options.lazyFlushInterval = std::chrono::milliseconds(0);
     options.nowMs = [this] { return clock.nowMs(); };
     journal = wal::Journal::open(storage, options);
-    executor = std::make_unique<controller::Executor>(*journal, kube, ray, clock);
-    reconciler = std::make_unique<controller::Reconciler>(kube, ray, *executor, *projection,
-                                                          *journal, clock, config);
-    return controller::recover(*journal, *projection, kube, ray);
+    runtime::StackOptions so;
+    so.workers = 0;
+    so.clusterWorkers = 0;
+    so.decide = config;
+    so.manageRayClusters = manageRayClusters;
+    so.onJournaled = [this](const wal::Record& r) { checker.journaled(r); };
+    stack = std::make_unique<runtime::Stack>(*journal, port, rayPort, clock, so);
+    executor = &stack->executor();
+    projection = &stack->projection();
+    reconciler = &stack->rayJobReconciler();
+    return stack->start();
   }
 
   void apply(const json& rayjob) { kube.create("RayJob", rayjob); }
 
+  // Runs ready keys until none is left (bounded: a key that keeps itself ready is a bug the
+  // bound turns into a failed wait instead of a hang).
+  void drain() {
+    for (int n = 0; n < 100000 && stack->step(); ++n) {
+    }
+  }
+
   void step(int64_t ms = 100, bool operatorUp = true) {
     world.advance();
-    if (operatorUp) {
-      for (const auto& doc : kube.list("RayJob", "")) {
-        reconciler->reconcile(doc["metadata"]["namespace"].get<std::string>() + "/" +
-                              doc["metadata"]["name"].get<std::string>());
-      }
-    }
+    if (operatorUp) drain();
     clock.advance(ms);
+    stack->wake();
   }
 
   bool runUntil(const std::function<bool()>& done, int64_t maxMs = 600000, int64_t stepMs = 100) {
@@ -77,12 +104,17 @@ class SimHarness {
   sim::SimKube kube;
   sim::SimRay ray;
   sim::SimWorld world;
+  OperatorKube port;
+  OperatorRay rayPort;
   std::shared_ptr<wal::MemoryStorage> storage = std::make_shared<wal::MemoryStorage>();
+  EffectChecker checker{storage};
   controller::DecideConfig config;
+  bool manageRayClusters = true;
   std::unique_ptr<wal::Journal> journal;
-  std::unique_ptr<projection::JobProjection> projection;
-  std::unique_ptr<controller::Executor> executor;
-  std::unique_ptr<controller::Reconciler> reconciler;
+  std::unique_ptr<runtime::Stack> stack;
+  controller::Executor* executor = nullptr;
+  projection::JobProjection* projection = nullptr;
+  runtime::Reconciler* reconciler = nullptr;
 };
 
 }  // namespace rayjournal::testing

@@ -10,6 +10,9 @@
 #include "adapters/sim/SimKube.h"
 #include "adapters/sim/SimRay.h"
 #include "controller/Children.h"
+#include "controller/JsonAccess.h"
+#include "controller/RayClusterDecide.h"
+#include "model/Names.h"
 #include "projection/JobProjection.h"
 #include "projection/JournalVerifier.h"
 #include "wal/Journal.h"
@@ -194,8 +197,9 @@ int summary(const std::string& dir, std::ostream& out) {
       out << "  " << (status.empty() ? "(none)" : status) << ": " << n << "\n";
     auto doubts = p.inDoubt();
     out << "in doubt now: " << doubts.size() << "\n";
-    for (const auto& [key, i] : doubts)
-      out << "  " << key << " " << i.action << " " << i.target << " (seq " << i.seq << ")\n";
+    for (const auto& d : doubts)
+      out << "  " << d.kind << " " << d.key << " " << d.intent.action << " " << d.intent.target
+          << " (seq " << d.intent.seq << ")\n";
     return 0;
   });
 }
@@ -337,8 +341,14 @@ int diagnose(const std::string& dir, const Target& target, const std::string& cl
     out << "children:\n";
     child("RayCluster", cluster,
           live && doc && (*doc)["spec"].value("clusterSelector", json::object()).empty());
-    child("Pod", cluster.empty() ? "" : cluster + "-head", false);
-    child("Service", cluster.empty() ? "" : cluster + "-head-svc", false);
+    child("Pod", cluster.empty() ? "" : model::headPodName(cluster), false);
+    std::string headService;
+    if (!cluster.empty()) {
+      auto clusterDoc = kube.get("RayCluster", target.ns, cluster);
+      headService = controller::headServiceNameOf(
+          cluster, clusterDoc ? controller::objectAt(*clusterDoc, "spec") : json::object());
+    }
+    child("Service", headService, false);
     if (doc && (*doc)["spec"].value("submissionMode", "K8sJobMode") == "K8sJobMode")
       child("Job", target.name, deployment == "Running");
     std::string dashboard = status.value("dashboardURL", "");

@@ -10,9 +10,10 @@
 
 #include "adapters/sim/FaultyRayClient.h"
 #include "adapters/sim/SimWorld.h"
-#include "controller/Reconciler.h"
-#include "controller/Recovery.h"
 #include "projection/JournalVerifier.h"
+#include "runtime/Stack.h"
+#include "support/EffectChecker.h"
+#include "support/OperatorPort.h"
 #include "wal/MemoryStorage.h"
 #include "wal/RecordCodec.h"
 
@@ -141,10 +142,17 @@ class Run {
         ray_(kube_, clock_),
         world_(kube_, ray_, clock_),
         faultyRay_(ray_),
+        port_(kube_),
+        rayPort_(faultyRay_),
         sched_(config.seed * 31 + 7),
         rng_(config.seed * 131 + 17) {
     for (const auto& j : workload.jobs) deterministic_[j.name] = j.deterministic;
+    port_.observer = [this](const auto& verb, const auto& kind, const auto& ns, const auto& name) {
+      checker_.wrote(verb, kind, ns, name);
+    };
+    rayPort_.observer = port_.observer;
   }
+  ~Run() { stack_.reset(); }
 
   SimResult execute() {
     SimResult result;
@@ -172,6 +180,7 @@ class Run {
       reconcileSome();
       checkHeadPods();
       clock_.advance(250);
+      stack_->wake();
       if (nextAction == workload_.actions.size() && pending_.empty() && allAtRest()) {
         if (restSince < 0) restSince = clock_.nowMs();
         if (clock_.nowMs() - restSince > 10000) break;
@@ -182,6 +191,7 @@ class Run {
     kube_.clearFaults();  // the checks below read the world; faults are for the controller
     if (!allAtRest()) violation("not every RayJob came to rest within 20 simulated minutes");
     checkDuplicates();
+    for (const auto& v : checker_.violations()) violation(v);
     auto report = projection::verifyJournal(*journal_);
     for (const auto& v : report.violations)
       violation("journal verify: seq " + std::to_string(v.seq) + " " + v.rule + ": " + v.message);
@@ -214,16 +224,6 @@ class Run {
 
   bool roll(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
 
-  void crashHook(controller::Executor::Stage stage, const controller::Intent& intent,
-                 uint64_t seq) {
-    if (stage == controller::Executor::Stage::IntentDurable &&
-        !storage_->isDurable(wal::Column::Records, wal::encodeSeqKey(seq))) {
-      violation("intent seq " + std::to_string(seq) + " (" + controller::actionName(intent.action) +
-                ") executed before it was durable");
-    }
-    maybeCrash();
-  }
-
   void maybeCrash() {
     if (!chaos_ || crashes_ >= config_.maxCrashes || !roll(config_.crashProbability)) return;
     ++crashes_;
@@ -232,27 +232,29 @@ class Run {
 
   void startController(bool afterCrash) {
     while (true) {
-      reconciler_.reset();
-      executor_.reset();
+      stack_.reset();
+      port_.detach();
+      checker_.crashed();
       if (afterCrash && roll(0.5)) {
         // A power loss: unsynced journal writes vanish, except a prefix that reached the disk.
         size_t pending = storage_->unsyncedBatches();
         storage_->dropUnsynced(pending ? rng_() % (pending + 1) : 0);
       }
       journal_.reset();
-      projection_ = std::make_unique<projection::JobProjection>();
       wal::JournalOptions options;
       options.lazyFlushInterval = std::chrono::milliseconds(0);
       options.nowMs = [this] { return clock_.nowMs(); };
       journal_ = wal::Journal::open(storage_, options);
-      executor_ = std::make_unique<controller::Executor>(*journal_, kube_, faultyRay_, clock_);
-      executor_->hook = [this](auto stage, const auto& intent, uint64_t seq) {
-        crashHook(stage, intent, seq);
-      };
-      reconciler_ = std::make_unique<controller::Reconciler>(
-          kube_, faultyRay_, *executor_, *projection_, *journal_, clock_, decide_);
+      runtime::StackOptions so;
+      so.workers = 0;
+      so.clusterWorkers = 0;
+      so.decide = decide_;
+      so.onJournaled = [this](const wal::Record& r) { checker_.journaled(r); };
+      so.afterResolve = [this] { maybeCrash(); };
+      stack_ = std::make_unique<runtime::Stack>(*journal_, port_, rayPort_, clock_, so);
+      stack_->executor().hook = [this](auto, const auto&, uint64_t) { maybeCrash(); };
       try {
-        controller::recover(*journal_, *projection_, kube_, faultyRay_, [this] { maybeCrash(); });
+        stack_->start();
         return;
       } catch (const SimCrash&) {
         afterCrash = true;  // a crash during recovery itself
@@ -260,21 +262,16 @@ class Run {
     }
   }
 
+  // The seeded scheduler: a few of the ready keys of either controller, picked at random, run
+  // through the real runtime (workqueue, handlers, backoff, cache) before the clock moves on.
   void reconcileSome() {
-    std::vector<std::string> keys;
-    for (const auto& doc : kube_.list("RayJob", "default"))
-      keys.push_back("default/" + doc["metadata"]["name"].get<std::string>());
-    std::shuffle(keys.begin(), keys.end(), sched_);
-    for (const auto& key : keys) {
-      if (sched_() % 5 == 0) continue;  // not every key gets a turn every step
+    int budget = 1 + int(sched_() % 24);
+    for (int n = 0; n < budget; ++n) {
       try {
-        reconciler_->reconcile(key);
+        if (!stack_->step([this](size_t ready) { return size_t(sched_() % ready); })) return;
       } catch (const SimCrash&) {
         startController(true);
         return;
-      } catch (const std::exception& e) {
-        // An injected API fault outside the executor (a read): the key is retried next step.
-        (void)e;
       }
     }
   }
@@ -370,6 +367,14 @@ class Run {
           violation(kind + " " + name + " created more than once");
       }
       if (kind == "RayCluster" && !owner.empty()) clustersPerJob[owner]++;
+      if (kind == "Pod" || kind == "Service") {
+        // No Pod or Service created twice under one name for one cluster incarnation.
+        std::string ownerUid;
+        for (const auto& ref : c["owners"])
+          if (ref.value("kind", "") == "RayCluster") ownerUid = ref.value("uid", "");
+        if (++byName[kind + "/" + name + "/" + ownerUid] > 1)
+          violation(kind + " " + name + " created more than once for one RayCluster incarnation");
+      }
       if (kind == "Job") jobsPerJob[name]++;
     }
     for (const auto& [job, n] : jobsPerJob) {
@@ -389,10 +394,11 @@ class Run {
   sim::SimWorld world_;
   sim::FaultyRayClient faultyRay_;
   std::shared_ptr<wal::MemoryStorage> storage_ = std::make_shared<wal::MemoryStorage>();
+  testing::OperatorKube port_;
+  testing::OperatorRay rayPort_;
+  testing::EffectChecker checker_{storage_};
   std::unique_ptr<wal::Journal> journal_;
-  std::unique_ptr<projection::JobProjection> projection_;
-  std::unique_ptr<controller::Executor> executor_;
-  std::unique_ptr<controller::Reconciler> reconciler_;
+  std::unique_ptr<runtime::Stack> stack_;
   controller::DecideConfig decide_;
   std::mt19937_64 sched_;
   std::mt19937_64 rng_;

@@ -68,18 +68,59 @@ void InformerCache::start(std::chrono::milliseconds timeout) {
   for (auto& [kind, store] : stores_) store.synced = true;
 }
 
+void InformerCache::indexOwners(Store& store, const std::string& key, const json& object,
+                                bool add) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return;
+  auto refs = meta->find("ownerReferences");
+  if (refs == meta->end() || !refs->is_array()) return;
+  for (const auto& ref : *refs) {
+    auto uid = ref.find("uid");
+    if (uid == ref.end() || !uid->is_string()) continue;
+    const std::string& owner = uid->get_ref<const std::string&>();
+    if (add) {
+      store.owned[owner].insert(key);
+    } else if (auto it = store.owned.find(owner); it != store.owned.end()) {
+      it->second.erase(key);
+      if (it->second.empty()) store.owned.erase(it);
+    }
+  }
+}
+
+void InformerCache::bury(Store& store, const std::string& key, const Snapshot& last) {
+  constexpr size_t kMaxTombstones = 4096;
+  if (store.tombstones.insert_or_assign(key, last).second) store.tombstoneOrder.push_back(key);
+  while (store.tombstoneOrder.size() > kMaxTombstones) {
+    store.tombstones.erase(store.tombstoneOrder.front());
+    store.tombstoneOrder.pop_front();
+  }
+}
+
 void InformerCache::keepNewer(Store& store, const Snapshot& object) {
-  auto& slot = store.objects[keyOf(*object)];
-  if (!slot || replaces(*object, *slot)) slot = object;
+  const std::string key = keyOf(*object);
+  if (auto dead = store.tombstones.find(key); dead != store.tombstones.end()) {
+    if (!replaces(*object, *dead->second)) return;  // the answer of a write before the delete
+    store.tombstones.erase(dead);
+  }
+  auto& slot = store.objects[key];
+  if (slot && !replaces(*object, *slot)) return;
+  if (slot) indexOwners(store, key, *slot, false);
+  indexOwners(store, key, *object, true);
+  slot = object;
 }
 
 void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& object) {
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);
-    if (type == WatchEventType::Deleted)
-      store.objects.erase(keyOf(*object));
-    else
+    if (type == WatchEventType::Deleted) {
+      auto it = store.objects.find(keyOf(*object));
+      if (it != store.objects.end()) {
+        indexOwners(store, it->first, *it->second, false);
+        store.objects.erase(it);
+      }
+      bury(store, keyOf(*object), object);
+    } else
       keepNewer(store, object);
   }
   std::vector<WatchCallback> listeners;
@@ -179,6 +220,26 @@ void InformerCache::watch(const std::string& kind, WatchCallback callback) {
   }
   std::lock_guard dispatch(dispatchMu_);
   for (const auto& o : existing) callback(WatchEventType::Added, *o);
+}
+
+std::vector<Snapshot> InformerCache::listOwned(const std::string& kind, const std::string& ns,
+                                               const std::string& ownerUid) {
+  if (cached(kind)) {
+    std::shared_lock lock(mu_);
+    const Store& store = stores_.at(kind);
+    if (store.synced) {
+      std::vector<Snapshot> out;
+      auto it = store.owned.find(ownerUid);
+      if (it == store.owned.end()) return out;
+      for (const auto& key : it->second) {
+        if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
+        auto o = store.objects.find(key);
+        if (o != store.objects.end()) out.push_back(o->second);
+      }
+      return out;
+    }
+  }
+  return inner_.listOwned(kind, ns, ownerUid);
 }
 
 size_t InformerCache::size(const std::string& kind) const {

@@ -9,6 +9,7 @@
 // and uncached kinds go to the inner client. Thread-safe.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -39,14 +40,24 @@ class InformerCache : public KubeClient {
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               Propagation propagation = Propagation::Background) override;
   void watch(const std::string& kind, WatchCallback callback) override;
+  // From the cache's owner index when kind is cached and synced: no scan of the kind.
+  std::vector<Snapshot> listOwned(const std::string& kind, const std::string& ns,
+                                  const std::string& ownerUid) override;
   size_t size(const std::string& kind) const;
 
  private:
   struct Store {
     std::map<std::string, Snapshot> objects;  // "ns/name"
+    std::map<std::string, std::set<std::string>> owned;  // owner uid -> "ns/name"
+    // Deleted objects' last versions: a write's answer that arrives after its own Deleted
+    // event (the last finalizer removed) must not bring the object back. Bounded, oldest first.
+    std::map<std::string, Snapshot> tombstones;
+    std::deque<std::string> tombstoneOrder;
     std::vector<WatchCallback> listeners;
     bool synced = false;
   };
+  static void bury(Store& store, const std::string& key, const Snapshot& last);
+  static void indexOwners(Store& store, const std::string& key, const json& object, bool add);
   void onEvent(const std::string& kind, WatchEventType type, const Snapshot& object);
   void remember(const std::string& kind, const Snapshot& object);
   void keepNewer(Store& store, const Snapshot& object);

@@ -64,6 +64,11 @@ class KubeClient {
   }
   virtual std::vector<json> list(const std::string& kind, const std::string& ns,
                                  const std::map<std::string, std::string>& labels = {}) = 0;
+  // Objects of kind in ns (every namespace when empty) whose ownerReferences name ownerUid: the
+  // owner index a controller's informer keeps (controller-runtime's field indexer). The default
+  // lists and filters; caches and the simulated API server answer from an index.
+  virtual std::vector<Snapshot> listOwned(const std::string& kind, const std::string& ns,
+                                          const std::string& ownerUid);
   // Throws ApiError 409 AlreadyExists when the name is taken.
   virtual Snapshot create(const std::string& kind, json object) = 0;
   // Spec/metadata write. Throws 409 Conflict on a stale metadata.resourceVersion, 404.
@@ -85,5 +90,8 @@ class KubeClient {
   // Every watch() so far has delivered its first complete list (Added for every object).
   virtual bool watchesSynced() const { return true; }
 };
+
+// Whether one of object's ownerReferences names uid.
+bool ownedByUid(const json& object, const std::string& uid);
 
 }  // namespace rayjournal::kube

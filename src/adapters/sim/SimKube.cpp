@@ -229,19 +229,19 @@ void SimKube::index(const std::string& key, const json& object, bool add) {
   }
 }
 
-std::vector<json> SimKube::listOwned(const std::string& kind, const std::string& ownerUid) {
+std::vector<kube::Snapshot> SimKube::listOwned(const std::string& kind, const std::string& ns,
+                                               const std::string& ownerUid) {
   std::vector<kube::Snapshot> found;
-  {
-    std::lock_guard lock(mu_);
-    auto it = dependents_.find(ownerUid);
-    if (it == dependents_.end()) return {};
-    for (const auto& key : it->second) {
-      if (key.compare(0, kind.size() + 1, kind + "/") != 0) continue;
-      auto object = objects_.find(key);
-      if (object != objects_.end()) found.push_back(object->second);
-    }
+  std::lock_guard lock(mu_);
+  auto it = dependents_.find(ownerUid);
+  if (it == dependents_.end()) return found;
+  const std::string prefix = ns.empty() ? kind + "/" : kind + "/" + ns + "/";
+  for (const auto& key : it->second) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    auto object = objects_.find(key);
+    if (object != objects_.end()) found.push_back(object->second);
   }
-  return copies(found);
+  return found;
 }
 
 std::vector<json> SimKube::listWhere(const std::string& kind,
@@ -366,6 +366,8 @@ kube::Snapshot SimKube::create(const std::string& kind, json input) {
     object["metadata"]["creationTimestamp"] = toRfc3339(clock_.nowMs());
     object["metadata"].erase("resourceVersion");
     object["metadata"].erase("deletionTimestamp");
+    // The API server ignores a new Pod's status and defaults its phase; the kubelet moves it on.
+    if (kind == "Pod") object["status"] = {{"phase", "Pending"}};
     put(kind, object, kube::WatchEventType::Added, events);
     json created{{"kind", kind},
                  {"namespace", nsOf(object)},

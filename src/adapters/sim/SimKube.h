@@ -55,7 +55,8 @@ class SimKube : public kube::KubeClient {
   // world's actors use it to skip objects with nothing to do).
   // Objects of kind whose ownerReferences name ownerUid (the garbage collector's index): what a
   // real controller's informer gives by owner, without scanning every object of the kind.
-  std::vector<json> listOwned(const std::string& kind, const std::string& ownerUid);
+  std::vector<kube::Snapshot> listOwned(const std::string& kind, const std::string& ns,
+                                        const std::string& ownerUid) override;
   std::vector<json> listWhere(const std::string& kind,
                               const std::function<bool(const json&)>& filter);
 

@@ -22,18 +22,13 @@ std::string recordName(const std::string& cluster, const std::string& id) {
 
 }  // namespace
 
-bool parseDashboardAddress(const std::string& dashboard, std::string& cluster, std::string& ns) {
+bool parseDashboardAddress(const std::string& dashboard, std::string& service, std::string& ns) {
   std::string host = dashboard;
   if (host.rfind("http://", 0) == 0) host = host.substr(7);
   host = host.substr(0, host.find(':'));
   auto parts = split(host, '.');
-  if (parts.size() < 2) return false;
-  const std::string suffix = "-head-svc";
-  if (parts[0].size() <= suffix.size() ||
-      parts[0].compare(parts[0].size() - suffix.size(), suffix.size(), suffix) != 0) {
-    return false;
-  }
-  cluster = parts[0].substr(0, parts[0].size() - suffix.size());
+  if (parts.size() < 2 || parts[0].empty() || parts[1].empty()) return false;
+  service = parts[0];
   ns = parts[1];
   return true;
 }
@@ -54,9 +49,18 @@ void SimRay::maybeFail(const std::string& dashboard) {
 
 kube::Snapshot SimRay::clusterFor(const std::string& dashboard, std::string& ns) {
   maybeFail(dashboard);
-  std::string cluster;
-  if (!parseDashboardAddress(dashboard, cluster, ns))
+  std::string service;
+  if (!parseDashboardAddress(dashboard, service, ns))
     throw ray::RayError("malformed Ray dashboard address \"" + dashboard + "\"");
+  // What cluster DNS does: the Service's name leads to the head its selector picks.
+  auto svc = kube_.getSnapshot("Service", ns, service);
+  const std::string cluster =
+      svc ? controller::stringAt(
+                controller::objectAt(controller::objectAt(*svc, "spec"), "selector"),
+                "ray.io/cluster")
+          : "";
+  if (cluster.empty())
+    throw ray::RayError("Ray dashboard " + dashboard + " unreachable: no such host");
   auto object = kube_.getSnapshot("RayCluster", ns, cluster);
   if (!object || (*object)["metadata"].contains("deletionTimestamp") ||
       controller::stringAt(controller::objectAt(*object, "status"), "state") != "ready") {

@@ -49,8 +49,8 @@ class SimRay : public ray::RayJobsClient {
   int64_t pendingMs_ = 100;
 };
 
-// Parses "<svc>.<ns>.svc.<domain>:<port>" (with or without http://) into the cluster name
-// (service name without "-head-svc") and namespace.
-bool parseDashboardAddress(const std::string& dashboard, std::string& cluster, std::string& ns);
+// Parses "<svc>.<ns>.svc.<domain>:<port>" (with or without http://) into the Service name and
+// namespace; the simulated Ray finds the cluster through that Service's selector, as DNS would.
+bool parseDashboardAddress(const std::string& dashboard, std::string& service, std::string& ns);
 
 }  // namespace rayjournal::sim

@@ -2,7 +2,6 @@
 
 #include "adapters/TimeFormat.h"
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterDecide.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -35,23 +34,6 @@ bool jobFinished(const json& job) {
   return false;
 }
 
-bool exists(SimKube& kube, const std::string& kind, const std::string& ns,
-            const std::string& name) {
-  return kube.getSnapshot(kind, ns, name) != nullptr;
-}
-
-// Creates unless present; a concurrent creator winning is fine.
-int ensure(SimKube& kube, const std::string& kind, json object) {
-  if (exists(kube, kind, object["metadata"]["namespace"], object["metadata"]["name"])) return 0;
-  try {
-    kube.create(kind, std::move(object));
-    return 1;
-  } catch (const kube::ApiError& e) {
-    if (!e.alreadyExists()) throw;
-    return 0;
-  }
-}
-
 // A status subresource write: the object's metadata (name, namespace, resourceVersion
 // precondition) and the new status; the server keeps everything else.
 json statusWrite(const json& object, json status) {
@@ -72,15 +54,8 @@ SimWorld::SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptio
   auto keyOf = [](const json& o) {
     return o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", "");
   };
-  kube_.watch("RayCluster", [this, keyOf](kube::WatchEventType type, const json& o) {
-    if (type != kube::WatchEventType::Deleted) mark(dirtyClusters_, keyOf(o));
-  });
   kube_.watch("Pod", [this, keyOf](kube::WatchEventType type, const json& o) {
     if (type != kube::WatchEventType::Deleted) mark(dirtyPods_, keyOf(o));
-    if (const json* c = at(o, {"metadata", "labels", "ray.io/cluster"})) {
-      mark(dirtyClusters_,
-           o["metadata"].value("namespace", "default") + "/" + c->get<std::string>());
-    }
   });
   kube_.watch("Job", [this, keyOf](kube::WatchEventType type, const json& o) {
     if (type != kube::WatchEventType::Deleted) mark(dirtyJobs_, keyOf(o));
@@ -93,10 +68,9 @@ void SimWorld::mark(Keys& keys, const std::string& key) {
 }
 
 int SimWorld::advance() {
-  Keys clusters, pods, jobs, againPods, againJobs;
+  Keys pods, jobs, againPods, againJobs;
   {
     std::lock_guard lock(dirtyMu_);
-    clusters.swap(dirtyClusters_);
     pods.swap(dirtyPods_);
     jobs.swap(dirtyJobs_);
   }
@@ -104,14 +78,6 @@ int SimWorld::advance() {
     return std::make_pair(key.substr(0, key.find('/')), key.substr(key.find('/') + 1));
   };
   int changes = 0;
-  for (const auto& key : clusters) {
-    auto [ns, name] = split(key);
-    try {
-      changes += provisionCluster(ns, name);
-    } catch (const kube::ApiError&) {
-      mark(dirtyClusters_, key);  // an injected API fault: try again next round
-    }
-  }
   for (const auto& key : pods) {
     auto [ns, name] = split(key);
     try {
@@ -138,33 +104,19 @@ int SimWorld::advance() {
   return changes;
 }
 
-// The RayCluster controller's own decision (controller/RayClusterDecide), applied to the
-// simulated cluster: the simulator runs the same code as a real cluster.
-int SimWorld::provisionCluster(const std::string& ns, const std::string& c) {
-  auto found = kube_.getSnapshot("RayCluster", ns, c);
-  if (!found) return 0;
-  controller::ClusterObserved observed{
-      *found, kube_.listOwned("Pod", (*found)["metadata"].value("uid", "")),
-      exists(kube_, "Service", ns, controller::headServiceName(c))};
-  controller::ClusterPlan plan = controller::decideRayCluster(observed);
-  int changes = 0;
-  for (auto& [kind, object] : plan.creates) {
-    if (kind == "Pod") object["status"] = {{"phase", "Pending"}};  // as the API server defaults it
-    changes += ensure(kube_, kind, std::move(object));
+// A container in a head Pod reaches its own Ray; the simulated Ray is addressed by the Service
+// that selects this Pod's cluster (what the sidecar's 127.0.0.1 means in a real Pod).
+std::string SimWorld::headDashboard(const json& pod) {
+  std::string ns = pod["metadata"].value("namespace", "default");
+  std::string cluster = pod["metadata"]["labels"].value("ray.io/cluster", "");
+  std::string ownerUid;
+  for (const auto& ref : controller::arrayAt(pod["metadata"], "ownerReferences"))
+    if (ref.value("kind", "") == "RayCluster") ownerUid = ref.value("uid", "");
+  for (const auto& svc : kube_.listOwned("Service", ns, ownerUid)) {
+    if (hasStringAt(*svc, {"spec", "selector", "ray.io/cluster"}, cluster.c_str()))
+      return (*svc)["metadata"].value("name", "") + "." + ns + ".svc.cluster.local:8265";
   }
-  for (const auto& pod : plan.deletePods) {
-    try {
-      kube_.remove("Pod", ns, pod);
-      ++changes;
-    } catch (const kube::ApiError& e) {
-      if (!e.notFound()) throw;
-    }
-  }
-  if (!plan.status.is_null()) {
-    kube_.updateStatus("RayCluster", statusWrite(*found, std::move(plan.status)));
-    ++changes;
-  }
-  return changes;
+  return "";
 }
 
 // The kubelet for one Pod, and the SidecarMode submitter container if the Pod has one.
@@ -203,8 +155,7 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
     if (cs.value("name", "") == "ray-job-submitter" && cs["state"].contains("terminated")) return 0;
   }
   std::string ns = pod["metadata"].value("namespace", "default");
-  std::string dashboard = pod["metadata"]["labels"].value("ray.io/cluster", "") + "-head-svc." +
-                          ns + ".svc.cluster.local:8265";
+  std::string dashboard = headDashboard(pod);
   std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
   again.insert(ns + "/" + pod["metadata"].value("name", ""));
   try {

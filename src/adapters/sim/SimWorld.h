@@ -1,11 +1,11 @@
-// The rest of the simulated cluster, advanced by advance(): a kubelet (Pods become Running and
-// Ready after podStartDelayMs), the operator's own RayCluster decision (controller/
-// RayClusterDecide: head Pod <c>-head, head Service <c>-head-svc with the dashboard port,
-// worker Pods <c>-<group>-worker-<i>, status.state "ready" while every Pod is Ready), and
-// a Job controller that runs submitter Jobs the way KubeRay's submitter shell does (status
-// check, submit if absent, follow until the Ray job is terminal).
-// Event-driven: it watches RayClusters, Pods and Jobs and each advance() visits only objects that
-// changed or are waiting on time or Ray, so a round costs what is in flight, not what exists.
+// The rest of the simulated cluster, the part a cluster has without this operator, advanced by
+// advance(): a kubelet (Pods become Running and Ready after podStartDelayMs; a SidecarMode
+// submitter container runs in its head Pod) and a Job controller that runs submitter Jobs the
+// way KubeRay's submitter shell does (status check, submit if absent, follow until the Ray job
+// is terminal). It runs no decision of the operator: RayClusters get their Pods and Services
+// from the operator's own journaled RayCluster reconciler, in simulation as on a real cluster.
+// Event-driven: it watches Pods and Jobs and each advance() visits only objects that changed or
+// are waiting on time or Ray, so a round costs what is in flight, not what exists.
 // Not thread-safe with itself: call advance() from one thread.
 #pragma once
 
@@ -32,7 +32,7 @@ class SimWorld {
 
  private:
   using Keys = std::set<std::string>;  // "namespace/name"
-  int provisionCluster(const std::string& ns, const std::string& name);
+  std::string headDashboard(const json& pod);
   int runPod(const std::string& ns, const std::string& name, Keys& again);
   int runSidecar(json pod, const json& container, Keys& again);
   void mark(Keys& keys, const std::string& key);
@@ -44,7 +44,7 @@ class SimWorld {
   const Clock& clock_;
   SimWorldOptions options_;
   std::mutex dirtyMu_;
-  Keys dirtyClusters_, dirtyPods_, dirtyJobs_;
+  Keys dirtyPods_, dirtyJobs_;
 };
 
 }  // namespace rayjournal::sim

@@ -132,5 +132,40 @@ TEST(InformerCacheTest, ListenersSeeCachedObjectsThenChanges) {
   EXPECT_FALSE(f.cache.get("RayJob", "ns", "old"));
 }
 
+// Found with the embedded operator: removing a deleted RayJob's last finalizer deletes it on the
+// server, whose Deleted event can arrive before the update's answer; that answer must not bring
+// the RayJob back into the cache (it was reconciled forever as if it still existed).
+TEST(InformerCacheTest, AWriteAnswerAfterItsOwnDeleteDoesNotResurrectTheObject) {
+  Fixture f;
+  f.cache.start(std::chrono::seconds(5));
+  json job = object("going");
+  job["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
+  json created = *f.cache.create("RayJob", job);
+  f.cache.remove("RayJob", "ns", "going");
+  json current = *f.cache.get("RayJob", "ns", "going");
+  current["metadata"]["finalizers"] = json::array();
+  f.cache.update("RayJob", current);  // the server deletes it now
+  EXPECT_FALSE(f.cache.get("RayJob", "ns", "going"));
+  // A new object under the same name is cached again.
+  f.cache.create("RayJob", object("going"));
+  EXPECT_TRUE(f.cache.get("RayJob", "ns", "going"));
+}
+
+TEST(InformerCacheTest, ListOwnedAnswersFromTheOwnerIndex) {
+  Fixture f;
+  f.cache.start(std::chrono::seconds(5));
+  json pod = object("p");
+  pod["metadata"]["ownerReferences"] = json::array({{{"kind", "RayCluster"}, {"uid", "u1"}}});
+  f.server.create("Pod", pod);
+  f.server.create("Pod", object("q"));
+  uint64_t before = f.apiGets();
+  auto owned = f.cache.listOwned("Pod", "ns", "u1");
+  ASSERT_EQ(owned.size(), 1u);
+  EXPECT_EQ((*owned[0])["metadata"]["name"], "p");
+  EXPECT_EQ(f.apiGets(), before) << "no API call";
+  f.server.remove("Pod", "ns", "p");
+  EXPECT_TRUE(f.cache.listOwned("Pod", "ns", "u1").empty());
+}
+
 }  // namespace
 }  // namespace rayjournal::kube

@@ -31,7 +31,7 @@ TEST(MetricsTest, TextFormatWithLabelsAndHistograms) {
 TEST(MetricsTest, KubeRayJobMetricsFromStatus) {
   Metrics m;
   describeOperatorMetrics(m);
-  std::map<std::string, controller::JobSummary> jobs{
+  std::map<std::string, runtime::JobSummary> jobs{
       {"ns/done", {"u1", "Complete", "2026-11-30T10:00:00Z", "2026-11-30T10:01:40Z", 1}},
       {"ns/broke", {"u2", "Failed", "2026-11-30T10:00:00Z", "2026-11-30T10:00:30Z", 3}},
       {"ns/busy", {"u3", "Running", "2026-11-30T10:00:00Z", "", 0}}};

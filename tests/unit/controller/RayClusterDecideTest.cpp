@@ -37,6 +37,12 @@ json pod(const std::string& name, bool ready) {
   return p;
 }
 
+std::vector<std::shared_ptr<const json>> shared(const std::vector<json>& pods) {
+  std::vector<std::shared_ptr<const json>> out;
+  for (const auto& p : pods) out.push_back(std::make_shared<const json>(p));
+  return out;
+}
+
 std::vector<std::string> createdNames(const ClusterPlan& plan) {
   std::vector<std::string> names;
   for (const auto& [kind, o] : plan.creates)
@@ -67,17 +73,17 @@ TEST(RayClusterDecideTest, ReadyOnlyWhileEveryPodIsReady) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
   json c = cluster();
-  ClusterPlan plan = decideRayCluster({c, pods, true});
+  ClusterPlan plan = decideRayCluster({c, shared(pods), true});
   EXPECT_TRUE(plan.creates.empty());
   ASSERT_TRUE(plan.status.is_object());
   EXPECT_EQ(plan.status["state"], "ready");
   EXPECT_EQ(plan.status["readyWorkerReplicas"], 2);
   EXPECT_EQ(plan.status["observedGeneration"], 3);
   c["status"] = plan.status;
-  EXPECT_TRUE(decideRayCluster({c, pods, true}).status.is_null()) << "no change, no write";
+  EXPECT_TRUE(decideRayCluster({c, shared(pods), true}).status.is_null()) << "no change, no write";
   // The head stops being ready: the cluster is no longer ready (W15: not sticky).
   pods[0] = pod("c1-head", false);
-  ClusterPlan after = decideRayCluster({c, pods, true});
+  ClusterPlan after = decideRayCluster({c, shared(pods), true});
   ASSERT_TRUE(after.status.is_object());
   EXPECT_FALSE(after.status.contains("state"));
   EXPECT_EQ(after.status["conditions"][0]["status"], "False");
@@ -86,9 +92,9 @@ TEST(RayClusterDecideTest, ReadyOnlyWhileEveryPodIsReady) {
 TEST(RayClusterDecideTest, SuspendedOrShrunkGroupsLoseTheirPods) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
-  ClusterPlan suspended = decideRayCluster({cluster(2, true), pods, true});
+  ClusterPlan suspended = decideRayCluster({cluster(2, true), shared(pods), true});
   EXPECT_EQ(suspended.deletePods, (std::vector<std::string>{"c1-gpu-worker-0", "c1-gpu-worker-1"}));
-  ClusterPlan shrunk = decideRayCluster({cluster(1), pods, true});
+  ClusterPlan shrunk = decideRayCluster({cluster(1), shared(pods), true});
   EXPECT_EQ(shrunk.deletePods, (std::vector<std::string>{"c1-gpu-worker-1"}));
 }
 
@@ -98,6 +104,56 @@ TEST(RayClusterDecideTest, NothingWhileBeingDeleted) {
   ClusterPlan plan = decideRayCluster({c, {}, false});
   EXPECT_TRUE(plan.creates.empty());
   EXPECT_TRUE(plan.status.is_null());
+}
+
+}  // namespace
+}  // namespace rayjournal::controller
+
+namespace rayjournal::controller {
+namespace {
+
+TEST(RayClusterDecideTest, ReplicasAreClampedToMinAndMaxTimesHosts) {
+  json group{{"groupName", "g"}, {"replicas", 10}, {"minReplicas", 1}, {"maxReplicas", 4}};
+  EXPECT_EQ(desiredWorkers(group), 4);
+  group["replicas"] = 0;
+  EXPECT_EQ(desiredWorkers(group), 1);
+  group["numOfHosts"] = 3;
+  EXPECT_EQ(desiredWorkers(group), 3);
+  group["suspend"] = true;
+  EXPECT_EQ(desiredWorkers(group), 0);
+}
+
+TEST(RayClusterDecideTest, OverflowingReplicasSaturateInsteadOfWrapping) {
+  json group{{"groupName", "g"}, {"replicas", int64_t(1) << 40}, {"numOfHosts", int64_t(1) << 40}};
+  EXPECT_EQ(desiredWorkers(group), kMaxDesiredPodsPerGroup);
+  group["replicas"] = -5;
+  EXPECT_EQ(desiredWorkers(group), 0);
+}
+
+// One RayCluster asking for a million workers must not plan a million Pods in one reconcile.
+TEST(RayClusterDecideTest, AMillionReplicasArePlannedInBoundedBatches) {
+  json c = cluster(1000000);
+  ClusterPlan plan = decideRayCluster({c, {}, true});
+  EXPECT_EQ(plan.creates.size(), kMaxPodCreatesPerReconcile);
+  EXPECT_TRUE(plan.more);
+  EXPECT_EQ(plan.status["desiredWorkerReplicas"], 1000000);
+}
+
+TEST(RayClusterDecideTest, AUserPodWithAnUnparseableNameIsForeign) {
+  std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
+                         pod("c1-gpu-worker-1", true), pod("c1-gpu-worker-99999999999999999999", true),
+                         pod("c1-gpu-worker-x", true)};
+  ClusterPlan plan = decideRayCluster({cluster(), shared(pods), true});
+  EXPECT_TRUE(plan.deletePods.empty()) << "foreign Pods are left alone";
+  EXPECT_TRUE(plan.creates.empty());
+}
+
+TEST(RayClusterDecideTest, CustomHeadServiceNameIsHonoured) {
+  json c = cluster();
+  c["spec"]["headGroupSpec"]["headService"] = {{"metadata", {{"name", "my-head"}}}};
+  ClusterPlan plan = decideRayCluster({c, {}, false});
+  EXPECT_EQ(plan.creates[0].second["metadata"]["name"], "my-head");
+  EXPECT_EQ(plan.status["head"]["serviceName"], "my-head");
 }
 
 }  // namespace

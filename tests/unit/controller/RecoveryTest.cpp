@@ -18,6 +18,7 @@ void crashAt(SimHarness& h, const std::string& action, bool beforeExecution) {
   if (beforeExecution) {
     h.journal->setAppendListener([&](const wal::Record& r) {
       h.projection->apply(r);
+      h.checker.journaled(r);
       if (r.type == wal::RecordType::Intent && r.body["action"] == action) crashed = true;
     });
   }

@@ -69,11 +69,11 @@ TEST(SimKubeTest, ListOwnedUsesTheOwnerIndex) {
   kube.create("Pod", object("c-head", ref));
   kube.create("Pod", object("other"));
   kube.create("Service", object("c-head-svc", ref));
-  auto pods = kube.listOwned("Pod", owner["metadata"]["uid"]);
+  auto pods = kube.listOwned("Pod", "", owner["metadata"]["uid"]);
   ASSERT_EQ(pods.size(), 1u);
-  EXPECT_EQ(pods[0]["metadata"]["name"], "c-head");
+  EXPECT_EQ((*pods[0])["metadata"]["name"], "c-head");
   kube.remove("Pod", "default", "c-head");
-  EXPECT_TRUE(kube.listOwned("Pod", owner["metadata"]["uid"]).empty());
+  EXPECT_TRUE(kube.listOwned("Pod", "", owner["metadata"]["uid"]).empty());
 }
 
 // A process killed between persisting an object and appending its create to history.jsonl

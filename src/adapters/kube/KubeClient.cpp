@@ -1,0 +1,25 @@
+#include "adapters/kube/KubeClient.h"
+
+namespace rayjournal::kube {
+
+bool ownedByUid(const json& object, const std::string& uid) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return false;
+  auto refs = meta->find("ownerReferences");
+  if (refs == meta->end() || !refs->is_array()) return false;
+  for (const auto& ref : *refs) {
+    auto it = ref.find("uid");
+    if (it != ref.end() && it->is_string() && it->get_ref<const std::string&>() == uid) return true;
+  }
+  return false;
+}
+
+std::vector<Snapshot> KubeClient::listOwned(const std::string& kind, const std::string& ns,
+                                            const std::string& ownerUid) {
+  std::vector<Snapshot> out;
+  for (auto& o : list(kind, ns))
+    if (ownedByUid(o, ownerUid)) out.push_back(snapshotOf(std::move(o)));
+  return out;
+}
+
+}  // namespace rayjournal::kube

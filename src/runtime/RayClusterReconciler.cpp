@@ -1,0 +1,77 @@
+#include "runtime/RayClusterReconciler.h"
+
+#include <spdlog/spdlog.h>
+
+#include "controller/JsonAccess.h"
+#include "controller/RayClusterDecide.h"
+#include "runtime/Handlers.h"
+
+namespace rayjournal::runtime {
+namespace {
+
+using controller::Action;
+using controller::Intent;
+
+// The decision's creates, deletions and status as intents, in the order they run.
+controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string& cluster) {
+  controller::Plan plan;
+  for (auto& [kind, object] : decided.creates) {
+    std::string name = object["metadata"].value("name", "");
+    plan.intents.push_back({kind == "Pod" ? Action::CreatePod : Action::CreateService,
+                            std::move(name), std::move(object)});
+  }
+  for (auto& pod : decided.deletePods)
+    plan.intents.push_back({Action::DeletePod, std::move(pod), nlohmann::json()});
+  if (!decided.status.is_null())
+    plan.intents.push_back({Action::WriteStatus, cluster, std::move(decided.status)});
+  plan.why = std::move(decided.why);
+  if (decided.more) plan.requeueAfterMs = 0;  // the next batch of Pods
+  return plan;
+}
+
+}  // namespace
+
+std::string shardKeyOfCluster(const nlohmann::json& cluster) {
+  std::string owner = keyOfControllerOwner(cluster, "RayJob");
+  return owner.empty() ? keyOfObject(cluster) : owner;
+}
+
+controller::Subject RayClusterReconciler::subjectOf(const kube::Snapshot& cluster) const {
+  const auto& meta = (*cluster)["metadata"];
+  controller::Subject s;
+  s.kind = "RayCluster";
+  s.ns = meta.value("namespace", "default");
+  s.name = meta.value("name", "");
+  s.uid = meta.value("uid", "");
+  s.parent = keyOfControllerOwner(*cluster, "RayJob");
+  s.shardKey = s.parent.empty() ? s.key() : s.parent;
+  if (!s.parent.empty()) s.attempt = projection_.attemptOfCluster(s.parent, s.name);
+  s.raw = cluster;
+  return s;
+}
+
+Result RayClusterReconciler::reconcile(const std::string& key) {
+  Result result;
+  const std::string ns = key.substr(0, key.find('/'));
+  const std::string name = key.substr(key.find('/') + 1);
+  kube::Snapshot cluster = kube_.getSnapshot("RayCluster", ns, name);
+  if (!cluster) return result;
+  controller::Subject subject = subjectOf(cluster);
+  const nlohmann::json& spec = controller::objectAt(*cluster, "spec");
+  controller::ClusterObserved observed{
+      *cluster, kube_.listOwned("Pod", ns, subject.uid),
+      kube_.getSnapshot("Service", ns, controller::headServiceNameOf(name, spec)) != nullptr};
+  controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
+  bool changesPods = !plan.intents.empty() && plan.intents.front().action != Action::WriteStatus;
+  if (changesPods) spdlog::info("RayCluster {}: {}", key, plan.why);
+  controller::ExecResult exec = executor_.execute(subject, plan);
+  if (!exec.ok) {
+    spdlog::warn("RayCluster {}: {} (will retry with backoff)", key, exec.error);
+    result.error = true;
+    return result;
+  }
+  result.requeueAfterMs = plan.requeueAfterMs;
+  return result;
+}
+
+}  // namespace rayjournal::runtime

@@ -1,0 +1,35 @@
+// The RayCluster reconciler: for one RayCluster key it reads the cluster, the Pods it owns (the
+// cache's owner index) and its head Service, asks decideRayCluster what should change, and hands
+// every Pod and Service create/delete and the status write to the Executor as intents, so each
+// is durable in the journal before it runs and is resolved after a restart like a RayJob's.
+// Its records are about the RayCluster and name the RayJob attempt it belongs to.
+// Thread-safe for distinct keys.
+#pragma once
+
+#include "controller/Executor.h"
+#include "projection/JobProjection.h"
+#include "runtime/Reconciler.h"
+
+namespace rayjournal::runtime {
+
+class RayClusterReconciler : public Reconciler {
+ public:
+  RayClusterReconciler(kube::KubeClient& kube, controller::Executor& executor,
+                       const projection::JobProjection& projection)
+      : kube_(kube), executor_(executor), projection_(projection) {}
+
+  Result reconcile(const std::string& key) override;
+
+ private:
+  controller::Subject subjectOf(const kube::Snapshot& cluster) const;
+
+  kube::KubeClient& kube_;
+  controller::Executor& executor_;
+  const projection::JobProjection& projection_;
+};
+
+// The RayJob key ("ns/name") that controls a RayCluster, or its own key when none does (a
+// cluster a user made for clusterSelector RayJobs): whose shard acts for it.
+std::string shardKeyOfCluster(const nlohmann::json& cluster);
+
+}  // namespace rayjournal::runtime

@@ -1,0 +1,122 @@
+// The one assembly of the operator's controller, built the same way by every program (the real
+// and embedded runners, the benchmark, the scenario harness, the deterministic simulator): the
+// projection fed from the journal, an informer cache over the given Kubernetes client, one
+// Executor, the RayJob and RayCluster reconcilers, one generic Controller each, the watch
+// handlers that map events to keys, recovery, and periodic checkpoints. The programs differ
+// only in the adapters they pass (a real API server and Ray dashboards, or the simulated ones)
+// and in whether the controllers run threads or are stepped.
+// start() blocks through recovery and the cache sync; stop() drains the workers. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "adapters/kube/InformerCache.h"
+#include "controller/Reconciler.h"
+#include "controller/Recovery.h"
+#include "runtime/Controller.h"
+#include "runtime/RayClusterReconciler.h"
+
+namespace rayjournal::runtime {
+
+struct StackOptions {
+  int workers = 2;         // RayJob workers; 0: stepped by step() (deterministic simulation)
+  int clusterWorkers = 2;  // RayCluster workers (0 as well when stepped)
+  bool manageRayClusters = true;  // false: leave RayClusters to another controller (KubeRay)
+  uint64_t checkpointEveryRecords = 10000;
+  int64_t checkpointEveryMs = 60000;
+  std::chrono::milliseconds cacheSyncTimeout{120000};
+  controller::DecideConfig decide;
+  bool recordLatencies = false;  // keep every RayJob reconcile's duration (benchmarks)
+  // Called after every RayJob reconcile (metrics); must be cheap and thread-safe.
+  std::function<void(double seconds, bool error)> onReconcile;
+  // Which RayJobs ("ns/name") this process owns (sharding); empty: all. A RayCluster belongs to
+  // the RayJob that controls it.
+  std::function<bool(const std::string& key)> owns;
+  // Whether it may act for an owned RayJob now (its shard's Lease is held); empty: always.
+  std::function<bool(const std::string& key)> mayReconcile;
+  // Called with every record appended, after the projection saw it (the simulator's checkers).
+  std::function<void(const wal::Record&)> onJournaled;
+  // Runs after each in-doubt intent is resolved at start (the simulator crashes from it).
+  std::function<void()> afterResolve;
+};
+
+// What the RayJob watch last showed of one RayJob (metrics read it at scrape time).
+struct JobSummary {
+  std::string uid, deploymentStatus, startTime, endTime;
+  int failed = 0;
+};
+
+class Stack {
+ public:
+  Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& ray,
+        const Clock& clock, StackOptions options);
+  ~Stack();
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  // Rebuilds the projection, resolves in-doubt intents, fills the caches, starts the watches and
+  // the workers. Throws what recovery or the cache sync throws.
+  controller::RecoveryReport start();
+  void stop();
+  // Stepped mode: runs one ready key of either controller (pick chooses among the ready ones);
+  // false when no key is ready.
+  bool step(const std::function<size_t(size_t)>& pick = {});
+  // Makes delayed keys whose (simulated) time has come ready.
+  void wake();
+  // Every known RayJob is at rest and nothing is queued, in progress or scheduled.
+  bool idle() const;
+  size_t queueDepth() const;
+  // Why idle() is false, in one line for a log ("RayJobs not at rest: a, b; RayCluster queue 2").
+  std::string busyReason() const;
+  projection::JobProjection& projection() { return projection_; }
+  controller::Executor& executor() { return executor_; }
+  kube::InformerCache& cache() { return cache_; }
+  // The reconcilers themselves (a test that needs one exact interleaving calls them directly).
+  Reconciler& rayJobReconciler() { return rayJobReconciler_; }
+  Reconciler& rayClusterReconciler() { return clusterReconciler_; }
+  uint64_t reconciles() const { return rayJobs_.reconciles(); }
+  uint64_t clusterReconciles() const { return clusters_.reconciles(); }
+  std::map<std::string, JobSummary> jobSummaries() const;
+  bool started() const { return started_; }
+  // Queues every known RayJob and RayCluster again (a shard was just acquired).
+  void resync();
+  std::vector<uint32_t> latenciesUs() const;
+  void maybeCheckpoint(bool force = false);
+
+ private:
+  void watchRayJobs();
+  void watchChildren();
+  void onRayJobResult(const std::string& key, const Result& result, double seconds);
+  bool ownsCluster(const nlohmann::json& cluster) const;
+  bool mayReconcileCluster(const std::string& key);
+
+  wal::Journal& journal_;
+  ray::RayJobsClient& ray_;
+  const Clock& clock_;
+  StackOptions options_;
+  projection::JobProjection projection_;
+  kube::InformerCache cache_;
+  controller::Executor executor_;
+  controller::Reconciler rayJobReconciler_;
+  RayClusterReconciler clusterReconciler_;
+  Controller rayJobs_;
+  Controller clusters_;
+  mutable std::mutex restMu_;
+  std::map<std::string, bool> atRest_;
+  std::map<std::string, JobSummary> summaries_;
+  std::atomic<bool> started_{false};
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex latencyMu_;
+  std::vector<uint32_t> latenciesUs_;
+  std::mutex checkpointMu_;
+  uint64_t lastCheckpointSeq_ = 0;
+  int64_t lastCheckpointMs_ = 0;
+};
+
+}  // namespace rayjournal::runtime

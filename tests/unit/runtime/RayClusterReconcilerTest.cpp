@@ -1,0 +1,112 @@
+// The RayCluster reconciler on the Stack: every Pod, Service and status write it makes is an
+// intent durable before it runs (the harness's EffectChecker fails any test where one is not),
+// and an in-doubt one is resolved at restart like a RayJob's.
+#include "runtime/RayClusterReconciler.h"
+
+#include <gtest/gtest.h>
+
+#include "support/SimHarness.h"
+
+namespace rayjournal::testing {
+namespace {
+
+struct Crash : std::runtime_error {
+  Crash() : std::runtime_error("simulated crash") {}
+};
+
+int intents(SimHarness& h, const std::string& kind, const std::string& action) {
+  int n = 0;
+  for (const auto& r : h.records())
+    n += r.type == wal::RecordType::Intent && r.object.kind == kind &&
+         r.body.value("action", "") == action;
+  return n;
+}
+
+TEST(RayClusterReconcilerTest, PodsServicesAndStatusAreJournaledIntents) {
+  SimHarness h;
+  json job = sampleRayJob("rc");
+  job["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array(
+      {{{"groupName", "w"}, {"replicas", 2}, {"template", {{"spec", {{"containers", json::array({{{"name", "w"}}})}}}}}}});
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("rc") == "Complete"; }));
+  EXPECT_EQ(intents(h, "RayCluster", "CreatePod"), 3);
+  EXPECT_EQ(intents(h, "RayCluster", "CreateService"), 1);
+  EXPECT_GE(intents(h, "RayCluster", "WriteStatus"), 2);
+  EXPECT_GT(h.checker.writesChecked(), 0u);
+  // The cluster's records say which RayJob attempt it belongs to.
+  for (const auto& r : h.records()) {
+    if (r.object.kind != "RayCluster" || r.type != wal::RecordType::Intent) continue;
+    EXPECT_EQ(r.body.value("rayjob", ""), "default/rc");
+    EXPECT_EQ(r.attempt, 1u);
+  }
+}
+
+TEST(RayClusterReconcilerTest, AnInDoubtPodCreateIsResolvedAtRestartAndNeverRepeated) {
+  SimHarness h;
+  h.apply(sampleRayJob("doubt"));
+  bool crashed = false;
+  h.executor->hook = [&](controller::Executor::Stage stage, const controller::Intent& i, uint64_t) {
+    if (stage == controller::Executor::Stage::Executed && i.action == controller::Action::CreatePod) {
+      crashed = true;
+      throw Crash();
+    }
+  };
+  for (int i = 0; i < 50 && !crashed; ++i) {
+    try {
+      h.step();
+    } catch (const Crash&) {
+    }
+  }
+  ASSERT_TRUE(crashed);
+  auto report = h.restart();
+  EXPECT_GE(report.found, 1u) << "the head Pod exists: its create is resolved found";
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("doubt") == "Complete"; }));
+  int headCreates = 0;
+  for (const auto& c : h.kube.createHistory())
+    headCreates += c["kind"] == "Pod" && c["name"].get<std::string>().ends_with("-head");
+  EXPECT_EQ(headCreates, 1);
+  bool resolvedCluster = false;
+  for (const auto& r : h.records())
+    resolvedCluster = resolvedCluster || (r.type == wal::RecordType::Outcome &&
+                                          r.object.kind == "RayCluster" &&
+                                          r.body.contains("resolved_after_restart"));
+  EXPECT_TRUE(resolvedCluster);
+}
+
+TEST(RayClusterReconcilerTest, WithoutTheRayClusterControllerNoPodIsCreated) {
+  SimHarness h;
+  h.manageRayClusters = false;
+  h.restart();
+  h.apply(sampleRayJob("left"));
+  for (int i = 0; i < 50; ++i) h.step();
+  EXPECT_EQ(h.kube.list("RayCluster", "default").size(), 1u);
+  EXPECT_TRUE(h.kube.list("Pod", "default").empty()) << "another operator owns RayClusters";
+  EXPECT_EQ(h.deploymentStatus("left"), "Initializing");
+}
+
+TEST(RayClusterReconcilerTest, ACustomHeadServiceNameWorksEndToEnd) {
+  for (const char* mode : {"K8sJobMode", "HTTPMode", "SidecarMode"}) {
+    SimHarness h;
+    std::string name = std::string("svc-") + char(std::tolower(mode[0]));
+    json job = sampleRayJob(name, mode);
+    job["spec"]["rayClusterSpec"]["headGroupSpec"]["headService"] = {
+        {"metadata", {{"name", "custom-head"}}}};
+    h.apply(job);
+    ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus(name) == "Complete"; })) << mode;
+    EXPECT_TRUE(h.kube.get("Service", "default", "custom-head")) << mode;
+    EXPECT_NE(h.rayjob(name)["status"].value("dashboardURL", "").find("custom-head."),
+              std::string::npos);
+  }
+}
+
+// The checker itself: a write that bypasses the Executor is caught.
+TEST(EffectCheckerTest, AWriteWithoutADurableIntentIsAViolation) {
+  SimHarness h;
+  h.port.create("Service", {{"metadata", {{"name", "sneaky"}, {"namespace", "default"}}}});
+  ASSERT_EQ(h.checker.violations().size(), 1u);
+  EXPECT_NE(h.checker.violations()[0].find("sneaky"), std::string::npos);
+  h.checker.clearViolations();
+}
+
+}  // namespace
+}  // namespace rayjournal::testing
