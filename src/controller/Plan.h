@@ -12,6 +12,7 @@
 
 #include "adapters/ray/RayJobsClient.h"
 #include "controller/RayJob.h"
+#include "projection/JobFacts.h"
 
 namespace rayjournal::controller {
 
@@ -79,12 +80,7 @@ struct Observed {
 };
 
 // Facts only the journal knows, from the projection.
-struct JobFacts {
-  uint32_t nextIncarnation = 1;        // salt for fresh identities
-  std::set<std::string> submittedIds;  // submissions confirmed by Ray (HTTP mode)
-  int stopAttempts = 0;                // StopRayJob intents for the current submission
-  int64_t firstStartMs = 0;
-};
+using projection::JobFacts;
 
 struct DecideConfig {
   int64_t requeueMs = 3000;

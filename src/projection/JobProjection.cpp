@@ -213,10 +213,10 @@ std::optional<JobState> JobProjection::job(const std::string& key) const {
   return it->second;
 }
 
-controller::JobFacts JobProjection::facts(const std::string& key,
+JobFacts JobProjection::facts(const std::string& key,
                                           const std::string& currentJobId) const {
   std::lock_guard lock(mu_);
-  controller::JobFacts f;
+  JobFacts f;
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return f;
   const JobState& s = it->second;

@@ -13,7 +13,7 @@
 #include <set>
 #include <vector>
 
-#include "controller/Plan.h"
+#include "projection/JobFacts.h"
 #include "projection/Projection.h"
 
 namespace rayjournal::projection {
@@ -79,7 +79,7 @@ class JobProjection : public Projection {
   // checkpoint() and the seq it covers, taken together.
   std::pair<std::string, uint64_t> snapshot() const;
   std::optional<JobState> job(const std::string& key) const;
-  controller::JobFacts facts(const std::string& key, const std::string& currentJobId) const;
+  JobFacts facts(const std::string& key, const std::string& currentJobId) const;
   // Every intent still in doubt, with the key of its RayJob.
   std::vector<InDoubtIntent> inDoubt() const;
   // The attempt of RayJob jobKey whose RayCluster is clusterName; 0 when none is journaled.

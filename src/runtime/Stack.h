@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "adapters/kube/InformerCache.h"
-#include "controller/Reconciler.h"
 #include "controller/Recovery.h"
 #include "runtime/Controller.h"
 #include "runtime/RayClusterReconciler.h"
+#include "runtime/RayJobReconciler.h"
 
 namespace rayjournal::runtime {
 
@@ -103,7 +103,7 @@ class Stack {
   projection::JobProjection projection_;
   kube::InformerCache cache_;
   controller::Executor executor_;
-  controller::Reconciler rayJobReconciler_;
+  RayJobReconciler rayJobReconciler_;
   RayClusterReconciler clusterReconciler_;
   Controller rayJobs_;
   Controller clusters_;

@@ -341,7 +341,7 @@ class Run {
 
   bool allAtRest() {
     for (const auto& doc : kube_.list("RayJob", "default")) {
-      if (!controller::isAtRest(controller::parseRayJob(doc))) return false;
+      if (!runtime::isAtRest(controller::parseRayJob(doc))) return false;
     }
     return true;
   }

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "adapters/TimeFormat.h"
-#include "controller/JsonAccess.h"
+#include "model/JsonAccess.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -388,8 +388,8 @@ kube::Snapshot SimKube::create(const std::string& kind, json input) {
 // must say how their Pods restart).
 void SimKube::validate(const std::string& kind, const json& object) {
   if (kind != "Job") return;
-  const json& restart = controller::memberAt(
-      controller::memberAt(controller::memberAt(controller::memberAt(object, "spec"), "template"),
+  const json& restart = model::memberAt(
+      model::memberAt(model::memberAt(model::memberAt(object, "spec"), "template"),
                            "spec"),
       "restartPolicy");
   std::string policy = restart.is_string() ? restart.get<std::string>() : "";
@@ -431,7 +431,7 @@ kube::Snapshot SimKube::update(const std::string& kind, json input) {
     else
       object.erase("status");
     int64_t generation = current["metadata"].value("generation", int64_t(1));
-    if (controller::memberAt(object, "spec") != controller::memberAt(current, "spec")) ++generation;
+    if (model::memberAt(object, "spec") != model::memberAt(current, "spec")) ++generation;
     object["metadata"]["generation"] = generation;
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
     put(kind, std::move(object), kube::WatchEventType::Modified, events);

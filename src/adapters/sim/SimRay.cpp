@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "adapters/TimeFormat.h"
-#include "controller/JsonAccess.h"
+#include "model/JsonAccess.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -55,15 +55,15 @@ kube::Snapshot SimRay::clusterFor(const std::string& dashboard, std::string& ns)
   // What cluster DNS does: the Service's name leads to the head its selector picks.
   auto svc = kube_.getSnapshot("Service", ns, service);
   const std::string cluster =
-      svc ? controller::stringAt(
-                controller::objectAt(controller::objectAt(*svc, "spec"), "selector"),
+      svc ? model::stringAt(
+                model::objectAt(model::objectAt(*svc, "spec"), "selector"),
                 "ray.io/cluster")
           : "";
   if (cluster.empty())
     throw ray::RayError("Ray dashboard " + dashboard + " unreachable: no such host");
   auto object = kube_.getSnapshot("RayCluster", ns, cluster);
   if (!object || (*object)["metadata"].contains("deletionTimestamp") ||
-      controller::stringAt(controller::objectAt(*object, "status"), "state") != "ready") {
+      model::stringAt(model::objectAt(*object, "status"), "state") != "ready") {
     throw ray::RayError("Ray dashboard " + dashboard + " unreachable: connection refused");
   }
   return object;
@@ -121,11 +121,11 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
   // Outcome and duration come from the RayJob that owns the cluster.
   int64_t durationMs = 1000;
   std::string result = "SUCCEEDED";
-  for (const auto& ref : controller::arrayAt(cluster["metadata"], "ownerReferences")) {
+  for (const auto& ref : model::arrayAt(cluster["metadata"], "ownerReferences")) {
     if (ref.value("kind", "") != "RayJob") continue;
     auto owner = kube_.getSnapshot("RayJob", ns, ref["name"]);
     if (!owner) continue;
-    const json& annotations = controller::objectAt((*owner)["metadata"], "annotations");
+    const json& annotations = model::objectAt((*owner)["metadata"], "annotations");
     if (auto d = parseDurationMs(annotations.value(kSimDurationAnnotation, "1s"))) durationMs = *d;
     auto results = split(annotations.value(kSimResultAnnotation, "SUCCEEDED"), ',');
     size_t attempt = 1;

@@ -1,7 +1,7 @@
 #include "adapters/sim/SimWorld.h"
 
 #include "adapters/TimeFormat.h"
-#include "controller/JsonAccess.h"
+#include "model/JsonAccess.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -41,7 +41,7 @@ json statusWrite(const json& object, json status) {
 }
 
 std::string envValue(const json& container, const std::string& name) {
-  for (const auto& env : controller::arrayAt(container, "env")) {
+  for (const auto& env : model::arrayAt(container, "env")) {
     if (env.value("name", "") == name) return env.value("value", "");
   }
   return "";
@@ -110,7 +110,7 @@ std::string SimWorld::headDashboard(const json& pod) {
   std::string ns = pod["metadata"].value("namespace", "default");
   std::string cluster = pod["metadata"]["labels"].value("ray.io/cluster", "");
   std::string ownerUid;
-  for (const auto& ref : controller::arrayAt(pod["metadata"], "ownerReferences"))
+  for (const auto& ref : model::arrayAt(pod["metadata"], "ownerReferences"))
     if (ref.value("kind", "") == "RayCluster") ownerUid = ref.value("uid", "");
   for (const auto& svc : kube_.listOwned("Service", ns, ownerUid)) {
     if (hasStringAt(*svc, {"spec", "selector", "ray.io/cluster"}, cluster.c_str()))
@@ -184,12 +184,12 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
 
 // The owning RayJob's rayjournal.io/sim-submitter annotation "fail" makes every submitter pod fail.
 bool SimWorld::submitterBroken(const json& job) {
-  for (const auto& ref : controller::arrayAt(job["metadata"], "ownerReferences")) {
+  for (const auto& ref : model::arrayAt(job["metadata"], "ownerReferences")) {
     if (ref.value("kind", "") != "RayJob") continue;
     auto owner = kube_.getSnapshot("RayJob", job["metadata"].value("namespace", "default"),
                                    ref.value("name", ""));
-    if (owner && controller::stringAt(
-                     controller::objectAt(controller::objectAt(*owner, "metadata"), "annotations"),
+    if (owner && model::stringAt(
+                     model::objectAt(model::objectAt(*owner, "metadata"), "annotations"),
                      kSimSubmitterAnnotation) == "fail")
       return true;
   }
@@ -200,8 +200,8 @@ bool SimWorld::submitterBroken(const json& job) {
 // Ray status and complete. An unreachable dashboard fails the pod; the Job retries pods up to
 // spec.backoffLimit and then fails.
 int SimWorld::runSubmitterJob(const json& job) {
-  const json& status = controller::objectAt(job, "status");
-  for (const auto& c : controller::arrayAt(status, "conditions")) {
+  const json& status = model::objectAt(job, "status");
+  for (const auto& c : model::arrayAt(status, "conditions")) {
     if ((c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") return 0;
   }
   int64_t now = clock_.nowMs();

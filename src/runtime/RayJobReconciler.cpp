@@ -1,4 +1,4 @@
-#include "controller/Reconciler.h"
+#include "runtime/RayJobReconciler.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,7 +7,9 @@
 #include "controller/RayClusterDecide.h"
 #include "model/Names.h"
 
-namespace rayjournal::controller {
+namespace rayjournal::runtime {
+
+using namespace controller;  // the decision types this reconciler feeds
 
 bool isAtRest(const RayJob& job) {
   const std::string& s = job.status.jobDeploymentStatus;
@@ -16,7 +18,7 @@ bool isAtRest(const RayJob& job) {
   return s == "Waiting" && job.spec.jobId.empty();
 }
 
-Observed Reconciler::observe(RayJob parsed) {
+Observed RayJobReconciler::observe(RayJob parsed) {
   Observed o{std::move(parsed), {}, {}, {}, {}, {}, {}};
   const RayJob& job = o.job;
   const RayJobStatus& st = job.status;
@@ -51,7 +53,7 @@ Observed Reconciler::observe(RayJob parsed) {
   return o;
 }
 
-void Reconciler::checkDrift(const RayJob& job) {
+void RayJobReconciler::checkDrift(const RayJob& job) {
   auto state = projection_.job(job.key());
   if (!state || state->uid != job.uid || !state->inDoubt.empty() ||
       state->lastDeploymentStatus.empty())
@@ -72,7 +74,7 @@ void Reconciler::checkDrift(const RayJob& job) {
       job.key(), state->lastDeploymentStatus, job.status.jobDeploymentStatus);
 }
 
-ReconcileResult Reconciler::reconcile(const std::string& key) {
+ReconcileResult RayJobReconciler::reconcile(const std::string& key) {
   ReconcileResult result;
   result.atRest = false;
   std::string ns = key.substr(0, key.find('/'));
@@ -107,4 +109,4 @@ ReconcileResult Reconciler::reconcile(const std::string& key) {
   return result;
 }
 
-}  // namespace rayjournal::controller
+}  // namespace rayjournal::runtime

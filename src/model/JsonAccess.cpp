@@ -1,6 +1,6 @@
-#include "controller/JsonAccess.h"
+#include "model/JsonAccess.h"
 
-namespace rayjournal::controller {
+namespace rayjournal::model {
 namespace {
 
 const json* member(const json& object, const char* key) {
@@ -35,4 +35,4 @@ const std::string& stringAt(const json& object, const char* key) {
   return m && m->is_string() ? m->get_ref<const std::string&>() : empty;
 }
 
-}  // namespace rayjournal::controller
+}  // namespace rayjournal::model

@@ -9,16 +9,16 @@
 #include "projection/JobProjection.h"
 #include "runtime/Reconciler.h"
 
-namespace rayjournal::controller {
+namespace rayjournal::runtime {
 
 // atRest: terminal, suspended, invalid, or waiting for the user.
-using ReconcileResult = runtime::Result;
+using ReconcileResult = Result;
 
-class Reconciler : public runtime::Reconciler {
+class RayJobReconciler : public Reconciler {
  public:
-  Reconciler(kube::KubeClient& kube, ray::RayJobsClient& ray, Executor& executor,
-             projection::JobProjection& projection, wal::Journal& journal, const Clock& clock,
-             DecideConfig config)
+  RayJobReconciler(kube::KubeClient& kube, ray::RayJobsClient& ray, controller::Executor& executor,
+                   projection::JobProjection& projection, wal::Journal& journal,
+                   const Clock& clock, controller::DecideConfig config)
       : kube_(kube),
         ray_(ray),
         executor_(executor),
@@ -30,18 +30,18 @@ class Reconciler : public runtime::Reconciler {
   ReconcileResult reconcile(const std::string& key) override;
 
  private:
-  Observed observe(RayJob job);
-  void checkDrift(const RayJob& job);
+  controller::Observed observe(controller::RayJob job);
+  void checkDrift(const controller::RayJob& job);
 
   kube::KubeClient& kube_;
   ray::RayJobsClient& ray_;
-  Executor& executor_;
+  controller::Executor& executor_;
   projection::JobProjection& projection_;
   wal::Journal& journal_;
   const Clock& clock_;
-  DecideConfig config_;
+  controller::DecideConfig config_;
 };
 
-bool isAtRest(const RayJob& job);
+bool isAtRest(const controller::RayJob& job);
 
-}  // namespace rayjournal::controller
+}  // namespace rayjournal::runtime

@@ -1,0 +1,18 @@
+// Facts only the journal knows about one RayJob, as the projection hands them to the decision.
+// Plain value type.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+namespace rayjournal::projection {
+
+struct JobFacts {
+  uint32_t nextIncarnation = 1;        // salt for fresh identities
+  std::set<std::string> submittedIds;  // submissions confirmed by Ray (HTTP mode)
+  int stopAttempts = 0;                // StopRayJob intents for the current submission
+  int64_t firstStartMs = 0;
+};
+
+}  // namespace rayjournal::projection
