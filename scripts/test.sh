@@ -2,8 +2,9 @@
 # The whole test suite: installs what it needs (Debian packages, the control plane built from Go
 # modules, Ray from PyPI), builds, runs the unit, scenario and crash tiers with ctest, then the
 # e2e tier alone (a real Ray head must not start while the CPU is busy), then the unit and
-# scenario tiers again under AddressSanitizer + UndefinedBehaviorSanitizer.
-# LABELS='unit|scenario' limits the tiers; SANITIZE=0 skips the sanitizer pass.
+# scenario tiers again under AddressSanitizer + UndefinedBehaviorSanitizer, and once more under
+# ThreadSanitizer (the journal, informer cache, workqueue, Controller and Stack are concurrent).
+# LABELS='unit|scenario' limits the tiers; SANITIZE=0 skips both sanitizer passes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 labels=${LABELS:-unit|scenario|crash|e2e}
@@ -21,4 +22,9 @@ fi
 if [ "${SANITIZE:-1}" = 1 ]; then
   BUILD_DIR=build-sanitize BUILD_TYPE=Debug bash scripts/build.sh -DRAYJOURNAL_SANITIZE=ON
   (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 900 -j2 -L 'unit|scenario')
+fi
+if [ "${SANITIZE:-1}" = 1 ]; then
+  BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo bash scripts/build.sh -DRAYJOURNAL_TSAN=ON
+  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --output-on-failure --timeout 900 -j2 -L 'unit|scenario')
 fi

@@ -27,6 +27,15 @@ s = run("summary")
 check(s.returncode == 0 and s.stdout.count("epoch ") >= 2, "summary does not show two epochs:\n" + s.stdout)
 t = run("timeline", "default/rayjob-retry")
 check(t.returncode == 0 and "attempt 2" in t.stdout and "Retrying" in t.stdout, "timeline lacks the retry:\n" + t.stdout)
+# The RayJob's timeline points at its RayClusters; a RayCluster's timeline shows the Pods and the
+# head Service created for it, and the RayJob attempt it belongs to.
+pointer = [l for l in t.stdout.splitlines() if "timeline raycluster/" in l]
+check(len(pointer) == 2, "timeline does not point at both attempts' RayClusters:\n" + t.stdout)
+cluster_target = pointer[-1].split("rayjournal-replay timeline ")[1].strip()
+c = run("timeline", cluster_target)
+check(c.returncode == 0 and "intend   CreatePod " in c.stdout and "intend   CreateService " in c.stdout
+      and "attempt 2 of RayJob default/rayjob-retry" in c.stdout,
+      "RayCluster timeline lacks its Pods, Service or RayJob attempt:\n" + c.stdout)
 v = run("verify")
 check(v.returncode == 0 and "ok" in v.stdout, "verify failed:\n" + v.stdout)
 st = run("state", "default/rayjob-retry", "--at", "30")

@@ -114,7 +114,10 @@ std::string describe(const wal::Record& r) {
   switch (r.type) {
     case wal::RecordType::Intent: {
       std::string text = "intend   " + b.value("action", "") + " " + b.value("target", "");
-      if (b.contains("status")) text += " " + b["status"].value("jobDeploymentStatus", "");
+      if (b.contains("status") && b["status"].contains("readyWorkerReplicas"))
+        text += " " + b["status"].value("state", std::string("not ready"));  // a RayCluster's
+      else if (b.contains("status"))
+        text += " " + b["status"].value("jobDeploymentStatus", "");
       if (b.contains("why")) text += "  (why: " + b["why"].get<std::string>() + ")";
       return text;
     }
@@ -146,11 +149,21 @@ std::string describe(const wal::Record& r) {
 
 }  // namespace
 
-std::optional<Target> parseTarget(const std::string& text) {
+std::optional<Target> parseTarget(const std::string& input) {
+  std::string text = input, kind = "RayJob";
+  for (const auto& [prefix, k] : {std::pair{"raycluster/", "RayCluster"},
+                                  {"rayclusters/", "RayCluster"}, {"rayjob/", "RayJob"},
+                                  {"rayjobs/", "RayJob"}}) {
+    if (text.rfind(prefix, 0) == 0) {
+      text = text.substr(std::string(prefix).size());
+      kind = k;
+    }
+  }
   auto slash = text.find('/');
   Target t{slash == std::string::npos ? "default" : text.substr(0, slash),
            slash == std::string::npos ? text : text.substr(slash + 1)};
   if (t.ns.empty() || t.name.empty() || t.name.find('/') != std::string::npos) return std::nullopt;
+  t.kind = kind;
   return t;
 }
 
@@ -210,7 +223,8 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
     int64_t start = 0;
     uint64_t epoch = 0, attempt = 0;
     bool any = false;
-    journal->scanObject({"RayJob", target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
+    std::vector<std::string> clusters;  // a RayJob's clusters, for the pointer at the end
+    journal->scanObject({target.kind, target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
       any = true;
       if (asJson) {
         json j = wal::recordToJson(r);
@@ -220,23 +234,34 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
       }
       if (!start) {
         start = r.timeMs;
-        out << "RayJob " << target.ns << "/" << target.name << " (uid " << r.object.uid
+        out << target.kind << " " << target.ns << "/" << target.name << " (uid " << r.object.uid
             << "), first record " << toRfc3339(r.timeMs) << "\n";
       }
+      if (r.type == wal::RecordType::Observation &&
+          r.body.value("observation", "") == "AttemptStarted")
+        clusters.push_back(r.body.value("rayClusterName", ""));
       if (r.epoch != epoch) {
         out << (epoch ? "── controller restarted: epoch " : "── epoch ") << r.epoch << " ──\n";
         epoch = r.epoch;
       }
       if (r.attempt != attempt) {
-        out << "  attempt " << r.attempt << "\n";
+        out << "  attempt " << r.attempt;
+        if (target.kind == "RayCluster" && r.body.contains("rayjob"))
+          out << " of RayJob " << r.body.value("rayjob", "");
+        out << "\n";
         attempt = r.attempt;
       }
       out << "    " << seconds(r.timeMs - start) << "  #" << r.seq << "  " << describe(r) << "\n";
       return true;
     });
     if (!any) {
-      out << "no records for RayJob " << target.ns << "/" << target.name << "\n";
+      out << "no records for " << target.kind << " " << target.ns << "/" << target.name << "\n";
       return 1;
+    }
+    for (const auto& c : clusters) {
+      if (!c.empty() && !asJson)
+        out << "  RayCluster " << c << " (its Pods and Services): rayjournal-replay timeline "
+            << "raycluster/" << target.ns << "/" << c << "\n";
     }
     return 0;
   });

@@ -14,8 +14,10 @@ namespace rayjournal::replay {
 struct Target {
   std::string ns;
   std::string name;
+  std::string kind = "RayJob";
 };
-// "ns/name" or "name" (namespace default); nullopt when malformed.
+// "ns/name" or "name" (namespace default), optionally prefixed with the kind as kubectl writes
+// it ("raycluster/ns/name", "rayjob/ns/name"); nullopt when malformed.
 std::optional<Target> parseTarget(const std::string& text);
 
 struct Position {  // --at / --since: a seq, or an RFC 3339 time

@@ -21,9 +21,9 @@ int main(int argc, char** argv) {
       "summary", "time range, record counts, restarts, RayJobs by status, in-doubt intents");
   journalOpt(summary);
   auto* timeline =
-      app.add_subcommand("timeline", "every record of one RayJob, by epoch and attempt");
+      app.add_subcommand("timeline", "every record of one RayJob or RayCluster, by epoch and attempt");
   journalOpt(timeline);
-  timeline->add_option("rayjob", target, "NAMESPACE/NAME")->required();
+  timeline->add_option("object", target, "NAMESPACE/NAME of a RayJob, or raycluster/NAMESPACE/NAME")->required();
   timeline->add_flag("--json", json, "JSON lines instead of text");
   auto* verify = app.add_subcommand(
       "verify", "check the whole history; non-zero exit with a report on any violation");
