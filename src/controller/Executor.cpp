@@ -61,14 +61,18 @@ ExecResult Executor::execute(const Subject& s, Plan& plan) {
   uint64_t intentSeq = first + plan.observations.size();
   // The object as the server last returned it (finalizer writes move its resourceVersion).
   kube::Snapshot current = s.raw;
-  for (size_t n = 0; n < plan.intents.size(); ++n, ++intentSeq) {
-    Intent& intent = plan.intents[n];
-    json outcome = outcomeOf(s, intent, intentSeq, result, current);
-    bool abandoned = outcome["result"] == "abandoned";
-    journal_.append(recordFor(s, wal::RecordType::Outcome, std::move(outcome)),
-                    wal::Durability::Lazy);
-    if (hook && !abandoned) hook(Stage::OutcomeJournaled, intent, intentSeq);
+  // The outcomes go to the journal together, lazily, once the plan ran: a lost outcome only
+  // leaves its intent in doubt for the restart to resolve, so one write serves the decision.
+  std::vector<wal::Record> outcomes;
+  std::vector<bool> executed;
+  for (size_t n = 0; n < plan.intents.size(); ++n) {
+    json outcome = outcomeOf(s, plan.intents[n], intentSeq + n, result, current);
+    executed.push_back(outcome["result"] != "abandoned");
+    outcomes.push_back(recordFor(s, wal::RecordType::Outcome, std::move(outcome)));
   }
+  if (!outcomes.empty()) journal_.appendBatch(std::move(outcomes), wal::Durability::Lazy);
+  for (size_t n = 0; hook && n < plan.intents.size(); ++n)
+    if (executed[n]) hook(Stage::OutcomeJournaled, plan.intents[n], intentSeq + n);
   return result;
 }
 

@@ -1,6 +1,7 @@
 // Carries out a Plan the write-ahead way, for either controller: the plan's observations and
-// intents are appended in one synced batch before anything is executed; each intent is then
-// executed through the adapters and its Outcome appended (lazily). Idempotent under
+// intents are appended in one synced batch before anything is executed; the intents are then
+// executed in order through the adapters and their Outcomes appended together, lazily (a lost
+// Outcome leaves its intent in doubt, resolved at the next start). Idempotent under
 // deterministic identities: AlreadyExists on create is adoption when the object is ours (a
 // foreign object is an error with an Event, never adopted), NotFound on delete is done, Ray
 // "already exists" is done. Every Kubernetes write and Ray call the operator makes goes through

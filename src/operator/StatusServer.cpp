@@ -104,10 +104,11 @@ void StatusServer::start() {
 void StatusServer::stop() {
   if (impl_->stopping.exchange(true)) return;
   boost::system::error_code ec;
-  // Wake the blocking accept: shut the listening socket down.
+  // Wake the blocking accept by shutting the listening socket down; close it only once the
+  // accepting thread is gone (closing it under a blocked accept is a data race, found by TSan).
   ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
-  impl_->acceptor.close(ec);
   if (thread_.joinable()) thread_.join();
+  impl_->acceptor.close(ec);
 }
 
 }  // namespace rayjournal::operator_
