@@ -94,7 +94,7 @@ void Stack::watchChildren() {
   };
   cache_.watch("RayCluster", [this, toRayJob](kube::WatchEventType type, const json& o) {
     toRayJob(o);
-    if (options_.manageRayClusters && type != kube::WatchEventType::Deleted && ownsCluster(o))
+    if (options_.manageRayClusters && clusterChanged(type, o) && ownsCluster(o))
       clusters_.enqueue(keyOfObject(o));
   });
   cache_.watch("Job", [toRayJob](kube::WatchEventType, const json& o) { toRayJob(o); });
@@ -103,6 +103,25 @@ void Stack::watchChildren() {
     toRayJob(o);
     toCluster(o);
   });
+}
+
+bool Stack::clusterChanged(kube::WatchEventType type, const json& cluster) {
+  const std::string key = keyOfObject(cluster);
+  std::lock_guard lock(clusterSeenMu_);
+  if (type == kube::WatchEventType::Deleted) {
+    clusterSeen_.erase(key);
+    return false;
+  }
+  const json& meta = controller::objectAt(cluster, "metadata");
+  std::string seen = controller::memberAt(meta, "generation").dump() + "|" +
+                     controller::memberAt(meta, "labels").dump() + "|" +
+                     controller::memberAt(meta, "annotations").dump() + "|" +
+                     (meta.contains("deletionTimestamp") ? "deleting" : "");
+  auto [it, added] = clusterSeen_.try_emplace(key, seen);
+  if (added) return true;
+  if (it->second == seen) return false;
+  it->second = std::move(seen);
+  return true;
 }
 
 bool Stack::ownsCluster(const json& cluster) const {

@@ -94,6 +94,9 @@ class Stack {
   void watchChildren();
   void onRayJobResult(const std::string& key, const Result& result, double seconds);
   bool ownsCluster(const nlohmann::json& cluster) const;
+  // KubeRay's RayCluster predicate: a change of generation, labels, annotations or deletion; a
+  // status-only write (most often our own) does not need another reconcile.
+  bool clusterChanged(kube::WatchEventType type, const nlohmann::json& cluster);
   bool mayReconcileCluster(const std::string& key);
 
   wal::Journal& journal_;
@@ -110,6 +113,8 @@ class Stack {
   mutable std::mutex restMu_;
   std::map<std::string, bool> atRest_;
   std::map<std::string, JobSummary> summaries_;
+  std::mutex clusterSeenMu_;
+  std::map<std::string, std::string> clusterSeen_;  // key -> what the predicate compares
   std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
   mutable std::mutex latencyMu_;
