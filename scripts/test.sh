@@ -25,6 +25,6 @@ if [ "${SANITIZE:-1}" = 1 ]; then
 fi
 if [ "${SANITIZE:-1}" = 1 ]; then
   BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo bash scripts/build.sh -DRAYJOURNAL_TSAN=ON
-  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/tsan.supp" \
     ctest --output-on-failure --timeout 900 -j2 -L 'unit|scenario')
 fi

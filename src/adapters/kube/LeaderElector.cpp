@@ -46,7 +46,10 @@ bool LeaderElector::sleep(std::chrono::milliseconds d) {
 bool LeaderElector::tryAcquireOrRenew() {
   auto now = std::chrono::steady_clock::now();
   std::string nowText = toRfc3339Micro(wallMs());
-  int durationSeconds = int(options_.leaseDuration.count() / 1000);
+  // Rounded up: the Lease must promise others at least the time this holder believes it leads
+  // (renewDeadline < leaseDuration). Rounding down let a 1.5 s lease be taken after 1 s while its
+  // holder still acted until 1.2 s (LeaderElectorTest found it with a sub-second lease: 0 s).
+  int durationSeconds = int((options_.leaseDuration.count() + 999) / 1000);
   auto existing = kube_.get("Lease", options_.ns, options_.name);
   if (!existing) {
     json lease{{"apiVersion", "coordination.k8s.io/v1"},

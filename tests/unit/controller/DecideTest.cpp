@@ -1,7 +1,9 @@
-// Pure decision logic: validation rules V1-V12, and KubeRay's unit tests ported
+// Pure decision logic: KubeRay's unit tests ported
 // (TestCreateRayJobSubmitterIfNeed, TestUpdateStatusToSuspendingIfNeeded,
 // TestCheckJobStatusCheckTimeoutAndUpdateStatusIfNeeded, TestRecordJobStatusCheckFailure).
 #include <gtest/gtest.h>
+
+#include "support/MinimalRayJob.h"
 
 #include "adapters/TimeFormat.h"
 #include "controller/Children.h"
@@ -11,127 +13,8 @@
 namespace rayjournal::controller {
 namespace {
 
-json manifest() {
-  return {{"apiVersion", "ray.io/v1"},
-          {"kind", "RayJob"},
-          {"metadata",
-           {{"name", "job"}, {"namespace", "default"}, {"uid", "uid-1"}, {"generation", 1}}},
-          {"spec",
-           {{"entrypoint", "python x.py"},
-            {"rayClusterSpec",
-             {{"headGroupSpec",
-               {{"template",
-                 {{"spec",
-                   {{"containers",
-                     json::array({{{"name", "h"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
-}
+json manifest() { return testing::minimalRayJob(); }
 
-std::string invalid(json doc) {
-  auto e = validateRayJob(parseRayJob(doc));
-  return e ? e->message : "";
-}
-
-TEST(ValidateTest, V1_NameLengthAndDns1035) {
-  json doc = manifest();
-  doc["metadata"]["name"] = std::string(48, 'a');
-  EXPECT_NE(invalid(doc).find("metadata.name"), std::string::npos);
-  doc["metadata"]["name"] = "Upper_Case";
-  EXPECT_NE(invalid(doc).find("DNS-1035"), std::string::npos);
-  doc["metadata"]["name"] = std::string(47, 'a');
-  EXPECT_EQ(invalid(doc), "");
-}
-
-TEST(ValidateTest, V2_SuspendRequiresShutdown) {
-  json doc = manifest();
-  doc["spec"]["suspend"] = true;
-  EXPECT_NE(invalid(doc).find("spec.suspend"), std::string::npos);
-  doc["spec"]["shutdownAfterJobFinishes"] = true;
-  EXPECT_EQ(invalid(doc), "");
-}
-
-TEST(ValidateTest, V3_TtlRules) {
-  json doc = manifest();
-  doc["spec"]["ttlSecondsAfterFinished"] = -1;
-  EXPECT_NE(invalid(doc).find("ttlSecondsAfterFinished"), std::string::npos);
-  doc["spec"]["ttlSecondsAfterFinished"] = 10;
-  EXPECT_NE(invalid(doc).find("shutdownAfterJobFinishes"), std::string::npos);
-}
-
-TEST(ValidateTest, V4_DeletionStrategy) {
-  json doc = manifest();
-  doc["spec"]["deletionStrategy"] = json::object();
-  EXPECT_NE(invalid(doc).find("deletionStrategy"), std::string::npos);
-  doc["spec"]["deletionStrategy"] = {{"onSuccess", {{"policy", "DeleteCluster"}}}};
-  EXPECT_NE(invalid(doc).find("set together"), std::string::npos);
-  doc["spec"]["deletionStrategy"] = {
-      {"deletionRules",
-       json::array({{{"policy", "DeleteSelf"},
-                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 1}}}},
-                    {{"policy", "DeleteCluster"},
-                     {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 5}}}}})}};
-  EXPECT_NE(invalid(doc).find("TTLs must grow"), std::string::npos);
-  doc["spec"]["deletionStrategy"]["deletionRules"][0]["condition"]["ttlSeconds"] = 10;
-  EXPECT_EQ(invalid(doc), "");
-  doc["spec"]["shutdownAfterJobFinishes"] = true;
-  EXPECT_NE(invalid(doc).find("shutdownAfterJobFinishes"), std::string::npos);
-}
-
-TEST(ValidateTest, V5_V6_ClusterSelectorRules) {
-  json doc = manifest();
-  doc["spec"].erase("rayClusterSpec");
-  EXPECT_NE(invalid(doc).find("rayClusterSpec"), std::string::npos);
-  doc["spec"]["clusterSelector"] = {{"ray.io/cluster", ""}};
-  EXPECT_NE(invalid(doc).find("non-empty"), std::string::npos);
-  doc["spec"]["clusterSelector"] = {{"ray.io/cluster", "shared"}};
-  EXPECT_EQ(invalid(doc), "");
-  doc["spec"]["backoffLimit"] = 1;
-  EXPECT_NE(invalid(doc).find("backoffLimit"), std::string::npos);
-  doc["spec"]["backoffLimit"] = 0;
-  doc["spec"]["suspend"] = true;
-  doc["spec"]["shutdownAfterJobFinishes"] = true;
-  EXPECT_NE(invalid(doc).find("clusterSelector"), std::string::npos);
-}
-
-TEST(ValidateTest, V7_V8_ModeRules) {
-  json doc = manifest();
-  doc["spec"]["submissionMode"] = "InteractiveMode";
-  doc["spec"]["backoffLimit"] = 2;
-  EXPECT_NE(invalid(doc).find("InteractiveMode"), std::string::npos);
-  doc = manifest();
-  doc["spec"]["submissionMode"] = "SidecarMode";
-  doc["spec"]["submitterConfig"] = {{"backoffLimit", 3}};
-  EXPECT_NE(invalid(doc).find("submitterConfig"), std::string::npos);
-  doc["spec"].erase("submitterConfig");
-  doc["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["restartPolicy"] = "Always";
-  EXPECT_NE(invalid(doc).find("restartPolicy"), std::string::npos);
-}
-
-TEST(ValidateTest, V9_ClusterSpec) {
-  json doc = manifest();
-  doc["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"] = json::array();
-  EXPECT_NE(invalid(doc).find("at least one container"), std::string::npos);
-  doc = manifest();
-  doc["spec"]["rayClusterSpec"]["workerGroupSpecs"] =
-      json::array({{{"groupName", "g"}, {"minReplicas", 5}, {"maxReplicas", 1}}});
-  EXPECT_NE(invalid(doc).find("minReplicas"), std::string::npos);
-}
-
-TEST(ValidateTest, V10_V11_V12) {
-  json doc = manifest();
-  doc["spec"]["runtimeEnvYAML"] = "a: [unclosed";
-  EXPECT_NE(invalid(doc).find("runtimeEnvYAML"), std::string::npos);
-  doc = manifest();
-  doc["spec"]["activeDeadlineSeconds"] = 0;
-  EXPECT_NE(invalid(doc).find("activeDeadlineSeconds"), std::string::npos);
-  doc = manifest();
-  doc["spec"]["backoffLimit"] = -1;
-  EXPECT_NE(invalid(doc).find("backoffLimit"), std::string::npos);
-  doc = manifest();
-  doc["status"] = {{"jobDeploymentStatus", "Waiting"}};
-  auto e = validateRayJob(parseRayJob(doc));
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->reason, "InvalidRayJobStatus");
-}
 
 // TestCreateRayJobSubmitterIfNeed: the submitter Job's labels, owner and backoffLimit.
 TEST(DecideTest, SubmitterJobIsBuiltLikeKubeRays) {

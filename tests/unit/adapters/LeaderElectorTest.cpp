@@ -1,0 +1,78 @@
+// Leader election over a Lease on the simulated API server, with short real durations: one
+// leader at a time, a released Lease is taken at once, and a holder that stops renewing stops
+// calling itself leader before anyone else can take over (no overlap, the property the Executor's
+// mayAct gate relies on).
+#include "adapters/kube/LeaderElector.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "adapters/sim/SimKube.h"
+
+namespace rayjournal::kube {
+namespace {
+
+using namespace std::chrono_literals;
+
+LeaderElectionOptions fast(const std::string& identity) {
+  LeaderElectionOptions o;
+  o.identity = identity;
+  o.leaseDuration = 900ms;
+  o.renewDeadline = 600ms;
+  o.retryPeriod = 100ms;
+  return o;
+}
+
+// Waits until done() or the deadline; returns done().
+template <typename F>
+bool eventually(F done, std::chrono::milliseconds within) {
+  auto deadline = std::chrono::steady_clock::now() + within;
+  while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  return done();
+}
+
+TEST(LeaderElectorTest, OneLeaderAtATimeAndAReleasedLeaseIsTakenAtOnce) {
+  SystemClock clock;
+  sim::SimKube kube(clock);
+  LeaderElector a(kube, fast("a")), b(kube, fast("b"));
+  ASSERT_TRUE(a.acquire());
+  a.startRenewing([] {});
+  std::atomic<bool> bWon{false};
+  std::thread candidate([&] { bWon = b.acquire(); });
+  // Three lease durations with the holder renewing: the other candidate never wins.
+  EXPECT_FALSE(eventually([&] { return bWon.load(); }, 2700ms));
+  EXPECT_TRUE(a.isLeader());
+  auto released = std::chrono::steady_clock::now();
+  a.stop();  // gives the Lease up
+  EXPECT_TRUE(eventually([&] { return bWon.load(); }, 2000ms));
+  if (!bWon) b.stop();  // unblocks the candidate, so a failure fails instead of hanging
+  candidate.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - released, 900ms)
+      << "a released Lease is taken without waiting out its duration";
+  EXPECT_FALSE(a.isLeader());
+  EXPECT_TRUE(b.isLeader());
+  b.stop();
+}
+
+TEST(LeaderElectorTest, AHolderThatStopsRenewingIsNoLongerLeaderBeforeAnotherTakesOver) {
+  SystemClock clock;
+  sim::SimKube kube(clock);
+  LeaderElector a(kube, fast("a")), b(kube, fast("b"));
+  ASSERT_TRUE(a.acquire());  // and never renews: a stalled or partitioned process
+  std::atomic<bool> overlap{false}, bWon{false};
+  std::thread candidate([&] {
+    bWon = b.acquire();
+    if (a.isLeader()) overlap = true;
+  });
+  EXPECT_TRUE(eventually([&] { return bWon.load(); }, 5000ms));
+  if (!bWon) b.stop();
+  candidate.join();
+  EXPECT_FALSE(overlap.load()) << "two processes believed they were leader at once";
+  EXPECT_FALSE(a.isLeader());
+  b.stop();
+}
+
+}  // namespace
+}  // namespace rayjournal::kube
