@@ -1,7 +1,10 @@
 #include "adapters/kube/KubeClient.h"
 
 namespace rayjournal::kube {
+namespace {
 
+// Any ownerReference naming uid: the owner index's notion (controller::ownedBy asks for the
+// controlling owner, which adoption needs).
 bool ownedByUid(const json& object, const std::string& uid) {
   auto meta = object.find("metadata");
   if (meta == object.end() || !meta->is_object()) return false;
@@ -13,6 +16,8 @@ bool ownedByUid(const json& object, const std::string& uid) {
   }
   return false;
 }
+
+}  // namespace
 
 std::vector<Snapshot> KubeClient::listOwned(const std::string& kind, const std::string& ns,
                                             const std::string& ownerUid) {

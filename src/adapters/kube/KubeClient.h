@@ -91,7 +91,4 @@ class KubeClient {
   virtual bool watchesSynced() const { return true; }
 };
 
-// Whether one of object's ownerReferences names uid.
-bool ownedByUid(const json& object, const std::string& uid);
-
 }  // namespace rayjournal::kube

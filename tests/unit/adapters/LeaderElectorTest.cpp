@@ -19,8 +19,9 @@ using namespace std::chrono_literals;
 LeaderElectionOptions fast(const std::string& identity) {
   LeaderElectionOptions o;
   o.identity = identity;
-  o.leaseDuration = 900ms;
-  o.renewDeadline = 600ms;
+  // Seconds, so a renewer starved by a busy CI machine (or TSan) still renews in time.
+  o.leaseDuration = 3000ms;
+  o.renewDeadline = 2000ms;
   o.retryPeriod = 100ms;
   return o;
 }
@@ -41,37 +42,53 @@ TEST(LeaderElectorTest, OneLeaderAtATimeAndAReleasedLeaseIsTakenAtOnce) {
   a.startRenewing([] {});
   std::atomic<bool> bWon{false};
   std::thread candidate([&] { bWon = b.acquire(); });
-  // Three lease durations with the holder renewing: the other candidate never wins.
-  EXPECT_FALSE(eventually([&] { return bWon.load(); }, 2700ms));
+  // Longer than a lease duration with the holder renewing: the other candidate never wins.
+  EXPECT_FALSE(eventually([&] { return bWon.load(); }, 4000ms));
   EXPECT_TRUE(a.isLeader());
   auto released = std::chrono::steady_clock::now();
   a.stop();  // gives the Lease up
-  EXPECT_TRUE(eventually([&] { return bWon.load(); }, 2000ms));
+  EXPECT_TRUE(eventually([&] { return bWon.load(); }, 2500ms));
   if (!bWon) b.stop();  // unblocks the candidate, so a failure fails instead of hanging
   candidate.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - released, 900ms)
+  EXPECT_LT(std::chrono::steady_clock::now() - released, 2500ms)
       << "a released Lease is taken without waiting out its duration";
   EXPECT_FALSE(a.isLeader());
   EXPECT_TRUE(b.isLeader());
   b.stop();
 }
 
-TEST(LeaderElectorTest, AHolderThatStopsRenewingIsNoLongerLeaderBeforeAnotherTakesOver) {
+// A holder that stops renewing (stalled, partitioned) must stop calling itself leader before the
+// Lease it wrote lets anyone else in.
+void expectNoOverlapWhenTheHolderStalls(std::chrono::milliseconds lease,
+                                        std::chrono::milliseconds renewDeadline) {
   SystemClock clock;
   sim::SimKube kube(clock);
-  LeaderElector a(kube, fast("a")), b(kube, fast("b"));
-  ASSERT_TRUE(a.acquire());  // and never renews: a stalled or partitioned process
+  LeaderElectionOptions oa = fast("a"), ob = fast("b");
+  oa.leaseDuration = ob.leaseDuration = lease;
+  oa.renewDeadline = ob.renewDeadline = renewDeadline;
+  LeaderElector a(kube, oa), b(kube, ob);
+  ASSERT_TRUE(a.acquire());  // and never renews
   std::atomic<bool> overlap{false}, bWon{false};
   std::thread candidate([&] {
     bWon = b.acquire();
     if (a.isLeader()) overlap = true;
   });
-  EXPECT_TRUE(eventually([&] { return bWon.load(); }, 5000ms));
+  EXPECT_TRUE(eventually([&] { return bWon.load(); }, 10000ms));
   if (!bWon) b.stop();
   candidate.join();
   EXPECT_FALSE(overlap.load()) << "two processes believed they were leader at once";
   EXPECT_FALSE(a.isLeader());
   b.stop();
+}
+
+TEST(LeaderElectorTest, AHolderThatStopsRenewingIsNoLongerLeaderBeforeAnotherTakesOver) {
+  expectNoOverlapWhenTheHolderStalls(3000ms, 2000ms);
+}
+
+// leaseDurationSeconds was written rounded down: a 1.5 s Lease said 1 s, and another candidate
+// took it while its holder still led until its 1.2 s renew deadline.
+TEST(LeaderElectorTest, AFractionalLeaseDurationIsRoundedUpSoLeadershipNeverOverlaps) {
+  expectNoOverlapWhenTheHolderStalls(1500ms, 1200ms);
 }
 
 }  // namespace
