@@ -4,13 +4,14 @@
 
 #include "adapters/TimeFormat.h"
 #include "controller/Children.h"
+#include "model/JsonAccess.h"
 
 namespace rayjournal::controller {
 namespace {
 
 bool isHeadPod(const Intent& intent) {
-  return intent.object.is_object() &&
-         intent.object["metadata"]["labels"].value("ray.io/node-type", "") == "head";
+  const json& labels = model::objectAt(model::objectAt(intent.object, "metadata"), "labels");
+  return model::stringAt(labels, "ray.io/node-type") == "head";
 }
 
 // KubeRay's Event reasons for a create of kind by this intent.
@@ -45,35 +46,47 @@ wal::Record Executor::recordFor(const Subject& s, wal::RecordType type, json bod
 }
 
 ExecResult Executor::execute(const Subject& s, Plan& plan) {
-  ExecResult result;
-  if (plan.intents.empty() && plan.observations.empty()) return result;
+  return executeAll({{&s, &plan}}).front();
+}
+
+std::vector<ExecResult> Executor::executeAll(const std::vector<Decision>& decisions) {
+  std::vector<ExecResult> results(decisions.size());
   std::vector<wal::Record> batch;
-  for (const auto& o : plan.observations)
-    batch.push_back(recordFor(s, wal::RecordType::Observation, o));
-  for (const auto& i : plan.intents) {
-    json body = i.journalBody();
-    if (!plan.why.empty()) body["why"] = plan.why;
-    if (!s.parent.empty()) body["rayjob"] = s.parent;
-    batch.push_back(recordFor(s, wal::RecordType::Intent, std::move(body)));
+  std::vector<size_t> intentsBefore;  // index in batch of each decision's first intent
+  for (const auto& [s, plan] : decisions) {
+    for (const auto& o : plan->observations)
+      batch.push_back(recordFor(*s, wal::RecordType::Observation, o));
+    intentsBefore.push_back(batch.size());
+    for (const auto& i : plan->intents) {
+      json body = i.journalBody();
+      if (!plan->why.empty()) body["why"] = plan->why;
+      if (!s->parent.empty()) body["rayjob"] = s->parent;
+      batch.push_back(recordFor(*s, wal::RecordType::Intent, std::move(body)));
+    }
   }
-  // The intent is durable before the side effect: the write-ahead rule.
+  if (batch.empty()) return results;
+  // The intents are durable before any side effect: the write-ahead rule.
   uint64_t first = journal_.appendBatch(std::move(batch), wal::Durability::Sync);
-  uint64_t intentSeq = first + plan.observations.size();
-  // The object as the server last returned it (finalizer writes move its resourceVersion).
-  kube::Snapshot current = s.raw;
-  // The outcomes go to the journal together, lazily, once the plan ran: a lost outcome only
-  // leaves its intent in doubt for the restart to resolve, so one write serves the decision.
+  // The outcomes go to the journal together, lazily, once the plans ran: a lost outcome only
+  // leaves its intent in doubt for the restart to resolve, so one write serves the batch.
   std::vector<wal::Record> outcomes;
-  std::vector<bool> executed;
-  for (size_t n = 0; n < plan.intents.size(); ++n) {
-    json outcome = outcomeOf(s, plan.intents[n], intentSeq + n, result, current);
-    executed.push_back(outcome["result"] != "abandoned");
-    outcomes.push_back(recordFor(s, wal::RecordType::Outcome, std::move(outcome)));
+  std::vector<std::pair<const Intent*, uint64_t>> executed;
+  for (size_t d = 0; d < decisions.size(); ++d) {
+    const Subject& s = *decisions[d].subject;
+    Plan& plan = *decisions[d].plan;
+    // The object as the server last returned it (finalizer writes move its resourceVersion).
+    kube::Snapshot current = s.raw;
+    for (size_t n = 0; n < plan.intents.size(); ++n) {
+      uint64_t seq = first + intentsBefore[d] + n;
+      json outcome = outcomeOf(s, plan.intents[n], seq, results[d], current);
+      if (outcome["result"] != "abandoned") executed.emplace_back(&plan.intents[n], seq);
+      outcomes.push_back(recordFor(s, wal::RecordType::Outcome, std::move(outcome)));
+    }
   }
   if (!outcomes.empty()) journal_.appendBatch(std::move(outcomes), wal::Durability::Lazy);
-  for (size_t n = 0; hook && n < plan.intents.size(); ++n)
-    if (executed[n]) hook(Stage::OutcomeJournaled, plan.intents[n], intentSeq + n);
-  return result;
+  for (const auto& [intent, seq] : executed)
+    if (hook) hook(Stage::OutcomeJournaled, *intent, seq);
+  return results;
 }
 
 // Executes one intent (unless an earlier one failed or leadership is gone) and says how it ended.
@@ -95,21 +108,25 @@ json Executor::outcomeOf(const Subject& s, Intent& intent, uint64_t seq, ExecRes
     fail("not the leader");
     return outcome;
   }
+  // The hook is outside the try: a simulated crash must not turn into an outcome.
+  if (hook) hook(Stage::IntentDurable, intent, seq);
   try {
-    if (hook) hook(Stage::IntentDurable, intent, seq);
     outcome["result"] = run(s, intent, current);
-    ++result.executed;
-    if (hook) hook(Stage::Executed, intent, seq);
   } catch (const kube::ApiError& e) {
     outcome["result"] = "error";
     outcome["detail"] = e.what();
     outcome["code"] = e.code();
     fail(e.what());
-  } catch (const ray::RayError& e) {
+    return outcome;
+  } catch (const std::exception& e) {
+    // Ray errors, and anything unexpected: an error outcome, never an intent left in doubt.
     outcome["result"] = "error";
     outcome["detail"] = e.what();
     fail(e.what());
+    return outcome;
   }
+  ++result.executed;
+  if (hook) hook(Stage::Executed, intent, seq);
   return outcome;
 }
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "adapters/Clock.h"
 #include "adapters/kube/KubeClient.h"
@@ -47,6 +48,14 @@ class Executor {
 
   // Consumes the intents' objects (moved into the API calls); actions and targets stay.
   ExecResult execute(const Subject& subject, Plan& plan);
+  // The decisions of several subjects at once: every observation and intent of all of them in one
+  // synced append (one fsync serves the batch), then each plan executed in order, then all the
+  // outcomes in one lazy append. A failing intent abandons the rest of its own plan only.
+  struct Decision {
+    const Subject* subject;
+    Plan* plan;
+  };
+  std::vector<ExecResult> executeAll(const std::vector<Decision>& decisions);
   ExecResult execute(const RayJob& job, Plan& plan) { return execute(subjectOf(job), plan); }
   // Posts a Kubernetes Event about the subject (best effort: a failure is only logged).
   void postEvent(const Subject& subject, const EventNote& note);

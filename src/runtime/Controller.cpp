@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace rayjournal::runtime {
@@ -25,35 +26,57 @@ void Controller::stop() {
 }
 
 void Controller::worker() {
-  while (auto key = queue_.get()) process(*key);
+  while (auto key = queue_.get()) {
+    std::vector<std::string> batch{std::move(*key)};
+    while (batch.size() < options_.maxBatch) {
+      auto more = queue_.tryGet();
+      if (!more) break;
+      batch.push_back(std::move(*more));
+    }
+    process(std::move(batch));
+  }
 }
 
-bool Controller::runOne(const std::function<size_t(size_t)>& pick) {
-  auto key = queue_.tryGet(pick);
-  if (!key) return false;
-  process(*key);
+bool Controller::runOne(const std::function<size_t(size_t)>& pick, size_t count) {
+  std::vector<std::string> batch;
+  while (batch.size() < std::max<size_t>(count, 1)) {
+    auto key = queue_.tryGet(pick);
+    if (!key) break;
+    batch.push_back(std::move(*key));
+  }
+  if (batch.empty()) return false;
+  process(std::move(batch));
   return true;
+}
+
+void Controller::process(std::vector<std::string> keys) {
+  // A key it may not act on now is looked at again a second later.
+  std::erase_if(keys, [this](const std::string& key) {
+    if (!options_.mayReconcile || options_.mayReconcile(key)) return false;
+    queue_.done(key);
+    queue_.addAfter(key, 1000);
+    return true;
+  });
+  if (keys.empty()) return;
+  std::vector<Result> results;
+  auto began = std::chrono::steady_clock::now();
+  try {
+    results = reconciler_.reconcileMany(keys);
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}{}: reconcile failed: {}", options_.name, keys.front(),
+                  keys.size() > 1 ? " (and " + std::to_string(keys.size() - 1) + " more)" : "",
+                  e.what());
+    results.assign(keys.size(), Result{true, std::nullopt, false});
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  for (size_t i = 0; i < keys.size(); ++i) handle(keys[i], results.at(i), seconds);
 }
 
 // controller-runtime's reconcileHandler: error -> rate-limited requeue; requeueAfter -> forget
 // and requeue later; otherwise forget. done() always, so a key added meanwhile runs again.
-void Controller::process(const std::string& key) {
-  if (options_.mayReconcile && !options_.mayReconcile(key)) {
-    queue_.done(key);
-    queue_.addAfter(key, 1000);
-    return;
-  }
-  Result result;
-  auto began = std::chrono::steady_clock::now();
-  try {
-    result = reconciler_.reconcile(key);
-  } catch (const std::exception& e) {
-    spdlog::error("{} {}: reconcile failed: {}", options_.name, key, e.what());
-    result.error = true;
-  }
+void Controller::handle(const std::string& key, const Result& result, double seconds) {
   ++reconciles_;
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   if (options_.onResult) options_.onResult(key, result, seconds);
   if (result.error) {
     queue_.addRateLimited(key);

@@ -50,12 +50,12 @@ controller::Subject RayClusterReconciler::subjectOf(const kube::Snapshot& cluste
   return s;
 }
 
-Result RayClusterReconciler::reconcile(const std::string& key) {
-  Result result;
+std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKey(
+    const std::string& key) {
   const std::string ns = key.substr(0, key.find('/'));
   const std::string name = key.substr(key.find('/') + 1);
   kube::Snapshot cluster = kube_.getSnapshot("RayCluster", ns, name);
-  if (!cluster) return result;
+  if (!cluster) return Result{};
   controller::Subject subject = subjectOf(cluster);
   const nlohmann::json& spec = controller::objectAt(*cluster, "spec");
   controller::ClusterObserved observed{
@@ -64,14 +64,7 @@ Result RayClusterReconciler::reconcile(const std::string& key) {
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
   bool changesPods = !plan.intents.empty() && plan.intents.front().action != Action::WriteStatus;
   if (changesPods) spdlog::info("RayCluster {}: {}", key, plan.why);
-  controller::ExecResult exec = executor_.execute(subject, plan);
-  if (!exec.ok) {
-    spdlog::warn("RayCluster {}: {} (will retry with backoff)", key, exec.error);
-    result.error = true;
-    return result;
-  }
-  result.requeueAfterMs = plan.requeueAfterMs;
-  return result;
+  return Decision{std::move(subject), std::move(plan), true};
 }
 
 }  // namespace rayjournal::runtime

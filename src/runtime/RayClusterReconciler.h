@@ -8,23 +8,22 @@
 
 #include "controller/Executor.h"
 #include "projection/JobProjection.h"
-#include "runtime/Reconciler.h"
+#include "runtime/PlannedReconciler.h"
 
 namespace rayjournal::runtime {
 
-class RayClusterReconciler : public Reconciler {
+class RayClusterReconciler : public PlannedReconciler {
  public:
   RayClusterReconciler(kube::KubeClient& kube, controller::Executor& executor,
                        const projection::JobProjection& projection)
-      : kube_(kube), executor_(executor), projection_(projection) {}
+      : PlannedReconciler(executor, "RayCluster"), kube_(kube), projection_(projection) {}
 
-  Result reconcile(const std::string& key) override;
+  std::variant<Result, Decision> decideKey(const std::string& key) override;
 
  private:
   controller::Subject subjectOf(const kube::Snapshot& cluster) const;
 
   kube::KubeClient& kube_;
-  controller::Executor& executor_;
   const projection::JobProjection& projection_;
 };
 

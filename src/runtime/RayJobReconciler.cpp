@@ -74,20 +74,18 @@ void RayJobReconciler::checkDrift(const RayJob& job) {
       job.key(), state->lastDeploymentStatus, job.status.jobDeploymentStatus);
 }
 
-ReconcileResult RayJobReconciler::reconcile(const std::string& key) {
-  ReconcileResult result;
-  result.atRest = false;
+std::variant<Result, PlannedReconciler::Decision> RayJobReconciler::decideKey(
+    const std::string& key) {
   std::string ns = key.substr(0, key.find('/'));
   std::string name = key.substr(key.find('/') + 1);
   auto doc = kube_.getSnapshot("RayJob", ns, name);
-  if (!doc) return result;
+  if (!doc) return Result{false, std::nullopt, false};
   RayJob parsed;
   try {
     parsed = parseRayJob(std::move(doc));
   } catch (const std::exception& e) {
     spdlog::error("RayJob {}: cannot be read: {}", key, e.what());
-    result.atRest = true;
-    return result;
+    return Result{};
   }
   checkDrift(parsed);
   Observed observed = observe(std::move(parsed));
@@ -96,17 +94,9 @@ ReconcileResult RayJobReconciler::reconcile(const std::string& key) {
   if (!plan.why.empty() && (!plan.intents.empty()))
     spdlog::info("RayJob {} [{}]: {}", key, job.status.jobDeploymentStatus, plan.why);
   for (const auto& e : plan.events) executor_.postEvent(job, e);
-  ExecResult exec = executor_.execute(job, plan);
-  if (!exec.ok) {
-    spdlog::warn("RayJob {}: {} (will retry with backoff)", key, exec.error);
-    result.error = true;
-    return result;
-  }
-  result.requeueAfterMs = plan.requeueAfterMs;
-  bool wroteStatus = false;
-  for (const auto& i : plan.intents) wroteStatus = wroteStatus || i.action == Action::WriteStatus;
-  result.atRest = !wroteStatus && plan.intents.empty() && isAtRest(job);
-  return result;
+  // A plan that writes nothing leaves a terminal, suspended or waiting RayJob at rest.
+  bool atRest = plan.intents.empty() && isAtRest(job);
+  return Decision{subjectOf(job), std::move(plan), atRest};
 }
 
 }  // namespace rayjournal::runtime

@@ -7,27 +7,27 @@
 
 #include "controller/Executor.h"
 #include "projection/JobProjection.h"
-#include "runtime/Reconciler.h"
+#include "runtime/PlannedReconciler.h"
 
 namespace rayjournal::runtime {
 
 // atRest: terminal, suspended, invalid, or waiting for the user.
 using ReconcileResult = Result;
 
-class RayJobReconciler : public Reconciler {
+class RayJobReconciler : public PlannedReconciler {
  public:
   RayJobReconciler(kube::KubeClient& kube, ray::RayJobsClient& ray, controller::Executor& executor,
                    projection::JobProjection& projection, wal::Journal& journal,
                    const Clock& clock, controller::DecideConfig config)
-      : kube_(kube),
+      : PlannedReconciler(executor, "RayJob"),
+        kube_(kube),
         ray_(ray),
-        executor_(executor),
         projection_(projection),
         journal_(journal),
         clock_(clock),
         config_(config) {}
 
-  ReconcileResult reconcile(const std::string& key) override;
+  std::variant<Result, Decision> decideKey(const std::string& key) override;
 
  private:
   controller::Observed observe(controller::RayJob job);
@@ -35,7 +35,6 @@ class RayJobReconciler : public Reconciler {
 
   kube::KubeClient& kube_;
   ray::RayJobsClient& ray_;
-  controller::Executor& executor_;
   projection::JobProjection& projection_;
   wal::Journal& journal_;
   const Clock& clock_;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rayjournal::runtime {
 
@@ -27,6 +28,16 @@ class Reconciler {
   virtual ~Reconciler() = default;
   // Throws only for what it cannot handle; the runtime treats a throw as an error result.
   virtual Result reconcile(const std::string& key) = 0;
+  // Reconciles distinct keys that one worker took together, one result per key in order. Each
+  // key gets exactly what reconcile(key) would give it; a reconciler that journals may let one
+  // durable write carry the intents of all of them (group commit at the decision level). A
+  // throw fails every key of the batch. The default runs them one by one.
+  virtual std::vector<Result> reconcileMany(const std::vector<std::string>& keys) {
+    std::vector<Result> results;
+    results.reserve(keys.size());
+    for (const auto& key : keys) results.push_back(reconcile(key));
+    return results;
+  }
 };
 
 }  // namespace rayjournal::runtime

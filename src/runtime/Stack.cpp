@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "controller/JsonAccess.h"
 #include "runtime/Handlers.h"
 
@@ -20,12 +22,12 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
       rayJobReconciler_(cache_, ray, executor_, projection_, journal, clock, options_.decide),
       clusterReconciler_(cache_, executor_, projection_),
       rayJobs_(rayJobReconciler_, clock,
-               {"RayJob", options_.workers, options_.mayReconcile,
+               {"RayJob", options_.workers, options_.maxBatch, options_.mayReconcile,
                 [this](const std::string& key, const Result& r, double seconds) {
                   onRayJobResult(key, r, seconds);
                 }}),
       clusters_(clusterReconciler_, clock,
-                {"RayCluster", options_.clusterWorkers,
+                {"RayCluster", options_.clusterWorkers, options_.maxBatch,
                  [this](const std::string& key) { return mayReconcileCluster(key); },
                  [this](const std::string&, const Result&, double) { maybeCheckpoint(); }}) {}
 
@@ -151,13 +153,22 @@ void Stack::onRayJobResult(const std::string& key, const Result& result, double 
   maybeCheckpoint();
 }
 
-bool Stack::step(const std::function<size_t(size_t)>& pick) {
+bool Stack::step(const std::function<size_t(size_t)>& pick, size_t count) {
   size_t jobs = rayJobs_.queue().ready();
   size_t clusters = options_.manageRayClusters ? clusters_.queue().ready() : 0;
   if (jobs + clusters == 0) return false;
   size_t n = pick ? pick(jobs + clusters) % (jobs + clusters) : 0;
-  if (n < jobs) return rayJobs_.runOne([n](size_t) { return n; });
-  return clusters_.runOne([n, jobs](size_t) { return n - jobs; });
+  bool first = true;
+  // The first key is the n-th ready one overall; the rest of the batch is picked among the keys
+  // of the same controller that are still ready.
+  auto choose = [&](size_t offset) {
+    return [&, offset](size_t ready) {
+      if (std::exchange(first, false)) return n - offset;
+      return pick ? pick(ready) % ready : 0;
+    };
+  };
+  if (n < jobs) return rayJobs_.runOne(choose(0), count);
+  return clusters_.runOne(choose(jobs), count);
 }
 
 void Stack::wake() {

@@ -27,6 +27,8 @@ namespace rayjournal::runtime {
 struct StackOptions {
   int workers = 2;         // RayJob workers; 0: stepped by step() (deterministic simulation)
   int clusterWorkers = 2;  // RayCluster workers (0 as well when stepped)
+  // Ready keys one worker reconciles together, their intents made durable by one journal flush.
+  size_t maxBatch = 16;
   bool manageRayClusters = true;  // false: leave RayClusters to another controller (KubeRay)
   uint64_t checkpointEveryRecords = 10000;
   int64_t checkpointEveryMs = 60000;
@@ -64,9 +66,10 @@ class Stack {
   // the workers. Throws what recovery or the cache sync throws.
   controller::RecoveryReport start();
   void stop();
-  // Stepped mode: runs one ready key of either controller (pick chooses among the ready ones);
-  // false when no key is ready.
-  bool step(const std::function<size_t(size_t)>& pick = {});
+  // Stepped mode: runs one ready key of either controller (pick chooses among the ready ones),
+  // batched with up to count - 1 more ready keys of the same controller; false when no key is
+  // ready.
+  bool step(const std::function<size_t(size_t)>& pick = {}, size_t count = 1);
   // Makes delayed keys whose (simulated) time has come ready.
   void wake();
   // Every known RayJob is at rest and nothing is queued, in progress or scheduled.

@@ -262,13 +262,16 @@ class Run {
     }
   }
 
-  // The seeded scheduler: a few of the ready keys of either controller, picked at random, run
-  // through the real runtime (workqueue, handlers, backoff, cache) before the clock moves on.
+  // The seeded scheduler: a few of the ready keys of either controller, picked at random and in
+  // batches of one to three (one journal flush per batch), run through the real runtime
+  // (workqueue, handlers, backoff, cache) before the clock moves on.
   void reconcileSome() {
     int budget = 1 + int(sched_() % 24);
     for (int n = 0; n < budget; ++n) {
       try {
-        if (!stack_->step([this](size_t ready) { return size_t(sched_() % ready); })) return;
+        size_t batch = 1 + sched_() % 3;
+        if (!stack_->step([this](size_t ready) { return size_t(sched_() % ready); }, batch))
+          return;
       } catch (const SimCrash&) {
         startController(true);
         return;

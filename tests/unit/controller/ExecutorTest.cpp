@@ -1,0 +1,103 @@
+// The Executor carries out plans the write-ahead way; several decisions share one journal flush.
+#include "controller/Executor.h"
+
+#include <gtest/gtest.h>
+
+#include "adapters/sim/SimKube.h"
+#include "adapters/sim/SimRay.h"
+#include "wal/MemoryStorage.h"
+
+namespace rayjournal::controller {
+namespace {
+
+struct ExecutorTest : ::testing::Test {
+  ManualClock clock;
+  sim::SimKube kube{clock};
+  sim::SimRay ray{kube, clock};
+  std::unique_ptr<wal::Journal> journal =
+      wal::Journal::open(std::make_shared<wal::MemoryStorage>());
+  Executor executor{*journal, kube, ray, clock};
+
+  static Subject cluster(const std::string& name) {
+    Subject s;
+    s.kind = "RayCluster";
+    s.ns = "default";
+    s.name = name;
+    s.uid = "uid-" + name;
+    return s;
+  }
+  static Intent createPod(const std::string& name, const std::string& ownerUid) {
+    json pod{{"apiVersion", "v1"},
+             {"kind", "Pod"},
+             {"metadata",
+              {{"name", name},
+               {"namespace", "default"},
+               {"ownerReferences",
+                json::array({{{"kind", "RayCluster"}, {"uid", ownerUid}, {"controller", true}}})}}},
+             {"spec", {{"containers", json::array({{{"name", "ray"}}})}}}};
+    return {Action::CreatePod, name, pod};
+  }
+  std::vector<std::string> outcomes() {
+    std::vector<std::string> out;
+    journal->scan(1, [&](const wal::Record& r) {
+      if (r.type == wal::RecordType::Outcome)
+        out.push_back(r.body.value("target", "") + "=" + r.body.value("result", ""));
+      return true;
+    });
+    return out;
+  }
+};
+
+TEST_F(ExecutorTest, OneFlushMakesTheIntentsOfEveryDecisionOfABatchDurable) {
+  Subject a = cluster("a"), b = cluster("b");
+  Plan pa, pb;
+  pa.intents.push_back(createPod("a-head", a.uid));
+  pb.intents.push_back(createPod("b-head", b.uid));
+  pb.intents.push_back(createPod("b-worker-0", b.uid));
+  uint64_t syncsBefore = journal->stats().syncs;
+  auto results = executor.executeAll({{&a, &pa}, {&b, &pb}});
+  EXPECT_EQ(journal->stats().syncs - syncsBefore, 1u);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].ok && results[1].ok);
+  EXPECT_EQ(results[1].executed, 2);
+  EXPECT_TRUE(kube.get("Pod", "default", "b-worker-0"));
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"a-head=ok", "b-head=ok", "b-worker-0=ok"}));
+}
+
+TEST_F(ExecutorTest, AFailingIntentAbandonsOnlyTheRestOfItsOwnPlan) {
+  kube.create("Pod", createPod("a-head", "someone-else").object);  // foreign: never adopted
+  Subject a = cluster("a"), b = cluster("b");
+  Plan pa, pb;
+  pa.intents.push_back(createPod("a-head", a.uid));
+  pa.intents.push_back(createPod("a-worker-0", a.uid));
+  pb.intents.push_back(createPod("b-head", b.uid));
+  auto results = executor.executeAll({{&a, &pa}, {&b, &pb}});
+  EXPECT_FALSE(results[0].ok);
+  EXPECT_NE(results[0].error.find("a-head"), std::string::npos) << results[0].error;
+  EXPECT_TRUE(results[1].ok);
+  EXPECT_FALSE(kube.get("Pod", "default", "a-worker-0"));
+  EXPECT_TRUE(kube.get("Pod", "default", "b-head"));
+  EXPECT_EQ(outcomes(),
+            (std::vector<std::string>{"a-head=error", "a-worker-0=abandoned", "b-head=ok"}));
+}
+
+TEST_F(ExecutorTest, AnIntentThatThrowsSomethingUnexpectedEndsAsAnErrorOutcome) {
+  Subject a = cluster("a");
+  Plan plan;
+  plan.intents.push_back({Action::CreatePod, "bad", json("not an object")});
+  auto results = executor.executeAll({{&a, &plan}});
+  EXPECT_FALSE(results[0].ok);
+  EXPECT_EQ(outcomes(), std::vector<std::string>{"bad=error"}) << "not left in doubt";
+}
+
+TEST_F(ExecutorTest, DecisionsWithNothingToDoWriteNothing) {
+  Subject a = cluster("a");
+  Plan empty;
+  uint64_t before = journal->latestSeq();
+  auto results = executor.executeAll({{&a, &empty}});
+  EXPECT_TRUE(results[0].ok);
+  EXPECT_EQ(journal->latestSeq(), before);
+}
+
+}  // namespace
+}  // namespace rayjournal::controller
