@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "events/EventCodec.h"
 #include "wal/Journal.h"
 
 namespace rayjournal::bench {
@@ -48,9 +49,9 @@ wal::Record sampleRecord(int i) {
   r.object = {"RayJob", "default", "rayjob-" + std::to_string(i % 1000),
               "3f9a2c1e-8d7b-4c2a-9e1f-" + std::to_string(i % 1000)};
   r.attempt = 1;
-  r.body = {{"action", "CreateRayCluster"},
-            {"name", "rayjob-" + std::to_string(i % 1000) + "-x7k2p"},
-            {"intent_id", i}};
+  r.body = events::encode(events::IntentBody{
+      events::Action::CreateRayCluster, "rayjob-" + std::to_string(i % 1000) + "-x7k2p",
+      "creating RayCluster", {}, "", "", ""});
   return r;
 }
 

@@ -7,6 +7,8 @@
 
 #include "adapters/sim/SimRay.h"
 #include "controller/Recovery.h"
+#include "events/EventCodec.h"
+#include "events/JournalBodies.h"
 #include "projection/JobProjection.h"
 #include "wal/Journal.h"
 
@@ -16,7 +18,7 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-wal::Record record(int job, wal::RecordType type, json body) {
+wal::Record record(int job, wal::RecordType type, std::string body) {
   wal::Record r;
   r.type = type;
   r.object = {"RayJob", "default", "job-" + std::to_string(job), "uid-" + std::to_string(job)};
@@ -30,7 +32,7 @@ uint64_t build(const std::string& dir, const RecoveryOptions& o, bool checkpoint
   std::filesystem::remove_all(dir);
   wal::JournalOptions jo;
   jo.lazyFlushInterval = std::chrono::milliseconds(0);
-  auto journal = wal::Journal::open(dir, jo);
+  auto journal = wal::Journal::open(dir, events::journalOptions(jo));
   projection::JobProjection projection;
   journal->setAppendListener([&](const wal::Record& r) { projection.apply(r); });
   std::vector<wal::Record> batch;
@@ -41,11 +43,9 @@ uint64_t build(const std::string& dir, const RecoveryOptions& o, bool checkpoint
   uint64_t seq = 0;
   for (int j = 0; j < o.jobs; ++j) {
     batch.push_back(record(j, wal::RecordType::Observation,
-                           {{"observation", "AttemptStarted"},
-                            {"attempt", 1},
-                            {"incarnation", 1},
-                            {"rayClusterName", "job-" + std::to_string(j) + "-abcde"},
-                            {"jobId", "job-" + std::to_string(j) + "-fghjk"}}));
+                           events::encode(events::AttemptStarted{
+                               1, 1, "job-" + std::to_string(j) + "-abcde",
+                               "job-" + std::to_string(j) + "-fghjk"})));
     ++seq;
     if (batch.size() >= 1000) flush();
   }
@@ -54,13 +54,15 @@ uint64_t build(const std::string& dir, const RecoveryOptions& o, bool checkpoint
   for (uint64_t i = 0; journal->latestSeq() < target; ++i) {
     int j = int(i % uint64_t(o.jobs));
     uint64_t intent = journal->latestSeq() + batch.size() + 1;
-    batch.push_back(
-        record(j, wal::RecordType::Intent,
-               {{"action", "WriteStatus"},
-                {"target", "job-" + std::to_string(j)},
-                {"status", {{"jobDeploymentStatus", "Running"}, {"jobStatus", "RUNNING"}}}}));
+    events::IntentBody write{events::Action::WriteStatus, "job-" + std::to_string(j), "", {}, "",
+                             "", ""};
+    write.status = {{"jobDeploymentStatus", std::string("Running")},
+                    {"jobStatus", std::string("RUNNING")}};
+    batch.push_back(record(j, wal::RecordType::Intent, events::encode(write)));
     batch.push_back(record(j, wal::RecordType::Outcome,
-                           {{"intent_seq", intent}, {"action", "WriteStatus"}, {"result", "ok"}}));
+                           events::encode(events::OutcomeBody{intent, events::Action::WriteStatus,
+                                                              write.target, events::Result::Ok,
+                                                              "", std::nullopt})));
     if (batch.size() >= 1000) flush();
   }
   flush();
@@ -70,15 +72,17 @@ uint64_t build(const std::string& dir, const RecoveryOptions& o, bool checkpoint
     while (journal->latestSeq() < o.historyRecords) {
       int j = int(journal->latestSeq() % uint64_t(o.jobs));
       batch.push_back(record(j, wal::RecordType::Observation,
-                             {{"observation", "RayStatus"}, {"status", "RUNNING"}}));
+                             events::encode(events::Drift{"Running", "Running", "tail"})));
       if (batch.size() >= 1000) flush();
     }
     flush();
   }
   for (int k = 0; k < o.inDoubt; ++k) {
     batch.push_back(record(k % o.jobs, wal::RecordType::Intent,
-                           {{"action", "CreateRayCluster"},
-                            {"target", "job-" + std::to_string(k % o.jobs) + "-abcde"}}));
+                           events::encode(events::IntentBody{
+                               events::Action::CreateRayCluster,
+                               "job-" + std::to_string(k % o.jobs) + "-abcde", "", {}, "", "",
+                               ""})));
   }
   flush();
   journal->sync();

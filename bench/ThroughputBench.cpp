@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "events/JournalBodies.h"
 #include "adapters/CountingClients.h"
 #include "adapters/kube/InformerCache.h"
 #include "adapters/sim/SimWorld.h"
@@ -38,6 +39,7 @@ double peakRssMb() {
 std::unique_ptr<wal::Journal> openJournal(const ThroughputOptions& o) {
   wal::JournalOptions jo;
   jo.syncAsLazy = o.durability != "sync";
+  jo = events::journalOptions(jo);
   if (o.durability == "off") return wal::Journal::open(std::make_shared<wal::MemoryStorage>(), jo);
   std::filesystem::remove_all(o.dir);
   return wal::Journal::open(o.dir + "/journal", jo);

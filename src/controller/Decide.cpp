@@ -23,6 +23,10 @@ struct Ctx {
   void intent(Action a, std::string target, json object = json()) {
     plan.intents.push_back({a, std::move(target), std::move(object)});
   }
+  template <typename Fact>
+  void observe(Fact fact) {
+    plan.observations.emplace_back(std::in_place_type<Fact>, std::move(fact));
+  }
   void event(const std::string& type, const std::string& reason, const std::string& message) {
     plan.events.push_back({type, reason, message});
   }
@@ -86,11 +90,8 @@ void decideNew(Ctx& c) {
   c.st.message = "";
   c.st.jobDeploymentStatus = "Initializing";
   c.st.startTime = toRfc3339(c.now);
-  c.plan.observations.push_back({{"observation", "AttemptStarted"},
-                                 {"attempt", c.st.failed + 1},
-                                 {"incarnation", incarnation},
-                                 {"rayClusterName", c.st.rayClusterName},
-                                 {"jobId", c.st.jobId}});
+  c.observe(events::AttemptStarted{
+      uint32_t(c.st.failed + 1), incarnation, c.st.rayClusterName, c.st.jobId});
   c.plan.why = "new attempt: identities " + c.st.rayClusterName + " / " +
                (c.st.jobId.empty() ? "(interactive)" : c.st.jobId);
 }
@@ -240,8 +241,7 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
       c.st.jobDeploymentStatus = "Complete";
       c.st.reason = "";
     }
-    c.plan.observations.push_back(
-        {{"observation", "RayJobTerminal"}, {"status", info.status}, {"jobId", c.st.jobId}});
+    c.observe(events::RayJobTerminal{info.status, c.st.jobId});
   } else if (info.status != "FAILED") {
     c.st.reason = "";
   }
@@ -324,12 +324,9 @@ void decideRunning(Ctx& c) {
     // submit command is idempotent), instead of looping on NotFound.
     RayJob withStatus = c.job;
     withStatus.status = c.st;
+    c.observe(events::ChildMissing{"Job", c.job.name, c.st.jobId});
     c.intent(Action::CreateSubmitterJob, c.job.name,
              buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
-    c.plan.observations.push_back({{"observation", "ChildMissing"},
-                                   {"kind", "Job"},
-                                   {"name", c.job.name},
-                                   {"jobId", c.st.jobId}});
     c.event("Warning", "SubmitterJobRecreated",
             "submitter Job " + c.job.ns + "/" + c.job.name +
                 " was missing; recreated it for submission " + c.st.jobId);

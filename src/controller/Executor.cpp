@@ -4,6 +4,7 @@
 
 #include "adapters/TimeFormat.h"
 #include "controller/Children.h"
+#include "events/EventCodec.h"
 #include "model/JsonAccess.h"
 
 namespace rayjournal::controller {
@@ -35,7 +36,7 @@ Subject subjectOf(const RayJob& job) {
           "",       job.key(), job.raw};
 }
 
-wal::Record Executor::recordFor(const Subject& s, wal::RecordType type, json body) const {
+wal::Record Executor::recordFor(const Subject& s, wal::RecordType type, std::string body) const {
   wal::Record r;
   r.type = type;
   r.object = {s.kind, s.ns, s.name, s.uid};
@@ -55,13 +56,13 @@ std::vector<ExecResult> Executor::executeAll(const std::vector<Decision>& decisi
   std::vector<size_t> intentsBefore;  // index in batch of each decision's first intent
   for (const auto& [s, plan] : decisions) {
     for (const auto& o : plan->observations)
-      batch.push_back(recordFor(*s, wal::RecordType::Observation, o));
+      batch.push_back(recordFor(*s, wal::RecordType::Observation, events::encode(o)));
     intentsBefore.push_back(batch.size());
     for (const auto& i : plan->intents) {
-      json body = i.journalBody();
-      if (!plan->why.empty()) body["why"] = plan->why;
-      if (!s->parent.empty()) body["rayjob"] = s->parent;
-      batch.push_back(recordFor(*s, wal::RecordType::Intent, std::move(body)));
+      events::IntentBody body = i.journalBody();
+      body.why = plan->why;
+      body.rayjob = s->parent;
+      batch.push_back(recordFor(*s, wal::RecordType::Intent, events::encode(body)));
     }
   }
   if (batch.empty()) return results;
@@ -78,9 +79,10 @@ std::vector<ExecResult> Executor::executeAll(const std::vector<Decision>& decisi
     kube::Snapshot current = s.raw;
     for (size_t n = 0; n < plan.intents.size(); ++n) {
       uint64_t seq = first + intentsBefore[d] + n;
-      json outcome = outcomeOf(s, plan.intents[n], seq, results[d], current);
-      if (outcome["result"] != "abandoned") executed.emplace_back(&plan.intents[n], seq);
-      outcomes.push_back(recordFor(s, wal::RecordType::Outcome, std::move(outcome)));
+      events::OutcomeBody outcome = outcomeOf(s, plan.intents[n], seq, results[d], current);
+      if (outcome.result != events::Result::Abandoned)
+        executed.emplace_back(&plan.intents[n], seq);
+      outcomes.push_back(recordFor(s, wal::RecordType::Outcome, events::encode(outcome)));
     }
   }
   if (!outcomes.empty()) journal_.appendBatch(std::move(outcomes), wal::Durability::Lazy);
@@ -90,39 +92,35 @@ std::vector<ExecResult> Executor::executeAll(const std::vector<Decision>& decisi
 }
 
 // Executes one intent (unless an earlier one failed or leadership is gone) and says how it ended.
-json Executor::outcomeOf(const Subject& s, Intent& intent, uint64_t seq, ExecResult& result,
-                         kube::Snapshot& current) {
-  json outcome{{"intent_seq", seq}, {"action", actionName(intent.action)}, {"target", intent.target}};
-  auto fail = [&](const std::string& why) {
+events::OutcomeBody Executor::outcomeOf(const Subject& s, Intent& intent, uint64_t seq,
+                                        ExecResult& result, kube::Snapshot& current) {
+  events::OutcomeBody outcome{seq, intent.action, intent.target, events::Result::Ok, "", {}};
+  auto fail = [&](events::Result how, const std::string& why) {
+    outcome.result = how;
+    outcome.detail = why;
     result.ok = false;
     result.error = actionName(intent.action) + " " + intent.target + ": " + why;
   };
   if (!result.ok) {
-    outcome["result"] = "abandoned";
-    outcome["detail"] = "an earlier intent of the same decision failed";
+    outcome.result = events::Result::Abandoned;
+    outcome.detail = "an earlier intent of the same decision failed";
     return outcome;
   }
   if (mayAct && !mayAct(s.shardKey.empty() ? s.key() : s.shardKey)) {
-    outcome["result"] = "abandoned";
-    outcome["detail"] = "this process is no longer the leader";
-    fail("not the leader");
+    fail(events::Result::Abandoned, "this process is no longer the leader");
     return outcome;
   }
   // The hook is outside the try: a simulated crash must not turn into an outcome.
   if (hook) hook(Stage::IntentDurable, intent, seq);
   try {
-    outcome["result"] = run(s, intent, current);
+    outcome.result = run(s, intent, current);
   } catch (const kube::ApiError& e) {
-    outcome["result"] = "error";
-    outcome["detail"] = e.what();
-    outcome["code"] = e.code();
-    fail(e.what());
+    fail(events::Result::Error, e.what());
+    outcome.code = e.code();
     return outcome;
   } catch (const std::exception& e) {
     // Ray errors, and anything unexpected: an error outcome, never an intent left in doubt.
-    outcome["result"] = "error";
-    outcome["detail"] = e.what();
-    fail(e.what());
+    fail(events::Result::Error, e.what());
     return outcome;
   }
   ++result.executed;
@@ -130,7 +128,7 @@ json Executor::outcomeOf(const Subject& s, Intent& intent, uint64_t seq, ExecRes
   return outcome;
 }
 
-std::string Executor::run(const Subject& s, Intent& intent, kube::Snapshot& current) {
+events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& current) {
   switch (intent.action) {
     case Action::AddFinalizer:
       return changeFinalizer(true, current);
@@ -158,7 +156,7 @@ std::string Executor::run(const Subject& s, Intent& intent, kube::Snapshot& curr
     case Action::UpdateHeadService:
       kube_.update("Service", std::move(intent.object));
       postEvent(s, {"Normal", "UpdatedService", "Updated Service " + s.ns + "/" + intent.target});
-      return "ok";
+      return events::Result::Ok;
     case Action::SubmitRayJob:
     case Action::StopRayJob:
       return runRay(intent);
@@ -166,16 +164,16 @@ std::string Executor::run(const Subject& s, Intent& intent, kube::Snapshot& curr
       json doc = *current;
       doc["status"] = std::move(intent.object);
       current = kube_.updateStatus(s.kind, std::move(doc));
-      return "ok";
+      return events::Result::Ok;
     }
   }
-  return "ok";
+  return events::Result::Ok;
 }
 
-std::string Executor::runRay(Intent& intent) {
+events::Result Executor::runRay(Intent& intent) {
   const std::string dashboard = intent.object.value("dashboard", "");
   if (intent.action == Action::StopRayJob)
-    return ray_.stop(dashboard, intent.target) ? "ok" : "already_done";
+    return ray_.stop(dashboard, intent.target) ? events::Result::Ok : events::Result::AlreadyDone;
   ray::SubmitRequest r;
   r.submissionId = intent.object.value("submissionId", "");
   r.entrypoint = intent.object.value("entrypoint", "");
@@ -183,17 +181,17 @@ std::string Executor::runRay(Intent& intent) {
   r.metadata = intent.object.value("metadata", std::map<std::string, std::string>{});
   r.entrypointNumCpus = intent.object.value("entrypointNumCpus", 0.0);
   r.entrypointNumGpus = intent.object.value("entrypointNumGpus", 0.0);
-  return ray_.submit(dashboard, r) == ray::SubmitResult::Submitted ? "ok" : "already_done";
+  return ray_.submit(dashboard, r) == ray::SubmitResult::Submitted ? events::Result::Ok : events::Result::AlreadyDone;
 }
 
-std::string Executor::suspendWorkers(const Subject& s, Intent& intent) {
+events::Result Executor::suspendWorkers(const Subject& s, Intent& intent) {
   try {
     kube_.update("RayCluster", std::move(intent.object));
     postEvent(s, {"Normal", "UpdatedRayCluster",
                   "Suspended the worker groups of RayCluster " + s.ns + "/" + intent.target});
-    return "ok";
+    return events::Result::Ok;
   } catch (const kube::ApiError& e) {
-    if (e.notFound()) return "already_done";
+    if (e.notFound()) return events::Result::AlreadyDone;
     postEvent(s, {"Warning", "FailedToUpdateRayCluster",
                   "Failed to suspend the worker groups of RayCluster " + s.ns + "/" +
                       intent.target + ": " + e.what()});
@@ -201,7 +199,7 @@ std::string Executor::suspendWorkers(const Subject& s, Intent& intent) {
   }
 }
 
-std::string Executor::create(const Subject& s, const std::string& kind, Intent& intent) {
+events::Result Executor::create(const Subject& s, const std::string& kind, Intent& intent) {
   const std::string what = kind == "Job" ? "Kubernetes Job" : kind;
   const std::string created = createdReason(kind, intent, false);
   const std::string failed = createdReason(kind, intent, true);
@@ -209,7 +207,7 @@ std::string Executor::create(const Subject& s, const std::string& kind, Intent& 
     kube_.create(kind, std::move(intent.object));
     postEvent(s, {"Normal", created,
                   "Created " + kind + " " + s.ns + "/" + intent.target});
-    return "ok";
+    return events::Result::Ok;
   } catch (const kube::ApiError& e) {
     if (!e.alreadyExists()) {
       postEvent(s, {"Warning", failed,
@@ -218,7 +216,7 @@ std::string Executor::create(const Subject& s, const std::string& kind, Intent& 
       throw;
     }
     auto existing = kube_.getLive(kind, s.ns, intent.target);
-    if (existing && ownedBy(*existing, s.uid)) return "adopted";
+    if (existing && ownedBy(*existing, s.uid)) return events::Result::Adopted;
     std::string message = kind + " " + s.ns + "/" + intent.target +
                           " already exists and is not owned by " + s.kind + " " + s.key() +
                           " (uid " + s.uid + "); refusing to adopt it";
@@ -227,8 +225,8 @@ std::string Executor::create(const Subject& s, const std::string& kind, Intent& 
   }
 }
 
-std::string Executor::removeChild(const Subject& s, const std::string& kind,
-                                  const std::string& name) {
+events::Result Executor::removeChild(const Subject& s, const std::string& kind,
+                                     const std::string& name) {
   try {
     kube_.remove(kind, s.ns, name, kube::Propagation::Background);
     if (kind == "RayCluster")
@@ -237,14 +235,14 @@ std::string Executor::removeChild(const Subject& s, const std::string& kind,
       postEvent(s, {"Normal", "DeletedRayJobSubmitter",
                     "Deleted submitter Job " + s.ns + "/" + name});
     if (kind == "Pod") postEvent(s, {"Normal", "DeletedPod", "Deleted Pod " + s.ns + "/" + name});
-    return "ok";
+    return events::Result::Ok;
   } catch (const kube::ApiError& e) {
-    if (e.notFound()) return "already_done";
+    if (e.notFound()) return events::Result::AlreadyDone;
     throw;
   }
 }
 
-std::string Executor::changeFinalizer(bool add, kube::Snapshot& current) {
+events::Result Executor::changeFinalizer(bool add, kube::Snapshot& current) {
   // Written against the resourceVersion the decision saw: a concurrent change is a 409, and the
   // decision is re-derived from fresh state.
   const json& meta = current->at("metadata");
@@ -253,16 +251,16 @@ std::string Executor::changeFinalizer(bool add, kube::Snapshot& current) {
   for (const auto& f : finalizers)
     if (f != kFinalizer) next.push_back(f);
   if (add) next.push_back(kFinalizer);
-  if (next == finalizers) return "already_done";
+  if (next == finalizers) return events::Result::AlreadyDone;
   json doc = *current;
   doc["metadata"]["finalizers"] = next;
   try {
     current = kube_.update("RayJob", std::move(doc));
   } catch (const kube::ApiError& e) {
-    if (e.notFound() && !add) return "already_done";
+    if (e.notFound() && !add) return events::Result::AlreadyDone;
     throw;
   }
-  return "ok";
+  return events::Result::Ok;
 }
 
 void Executor::postEvent(const Subject& s, const EventNote& note) {

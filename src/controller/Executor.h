@@ -68,16 +68,16 @@ class Executor {
   std::function<bool(const std::string& shardKey)> mayAct;
 
  private:
-  // Returns the outcome result ("ok", "adopted", "already_done"); throws on failure.
-  std::string run(const Subject& s, Intent& intent, kube::Snapshot& current);
-  std::string runRay(Intent& intent);
-  std::string create(const Subject& s, const std::string& kind, Intent& intent);
-  std::string removeChild(const Subject& s, const std::string& kind, const std::string& name);
-  std::string changeFinalizer(bool add, kube::Snapshot& current);
-  std::string suspendWorkers(const Subject& s, Intent& intent);
-  json outcomeOf(const Subject& s, Intent& intent, uint64_t seq, ExecResult& result,
-                 kube::Snapshot& current);
-  wal::Record recordFor(const Subject& s, wal::RecordType type, json body) const;
+  // Returns how it was done (Ok, Adopted, AlreadyDone); throws on failure.
+  events::Result run(const Subject& s, Intent& intent, kube::Snapshot& current);
+  events::Result runRay(Intent& intent);
+  events::Result create(const Subject& s, const std::string& kind, Intent& intent);
+  events::Result removeChild(const Subject& s, const std::string& kind, const std::string& name);
+  events::Result changeFinalizer(bool add, kube::Snapshot& current);
+  events::Result suspendWorkers(const Subject& s, Intent& intent);
+  events::OutcomeBody outcomeOf(const Subject& s, Intent& intent, uint64_t seq,
+                                ExecResult& result, kube::Snapshot& current);
+  wal::Record recordFor(const Subject& s, wal::RecordType type, std::string body) const;
 
   wal::Journal& journal_;
   kube::KubeClient& kube_;

@@ -11,39 +11,22 @@
 #include <vector>
 
 #include "adapters/ray/RayJobsClient.h"
+#include "events/Events.h"
 #include "controller/RayJob.h"
 #include "projection/JobFacts.h"
 
 namespace rayjournal::controller {
 
-enum class Action {
-  AddFinalizer,
-  RemoveFinalizer,
-  CreateRayCluster,
-  CreateSubmitterJob,
-  SubmitRayJob,
-  StopRayJob,
-  DeleteRayCluster,
-  DeleteSubmitterJob,
-  DeleteRayJob,
-  SuspendWorkerGroups,
-  CreateHeadService,
-  UpdateHeadService,
-  WriteStatus,
-  // The RayCluster side: a cluster's own head Service and Pods.
-  CreateService,
-  CreatePod,
-  DeletePod,
-};
-
-std::string actionName(Action action);
-std::optional<Action> actionFromName(const std::string& name);
+using events::Action;
+using events::actionFromName;
+using events::actionName;
 
 struct Intent {
   Action action;
   std::string target;        // name of the object (or submission id) acted on
   json object;               // the object to create, the status to write, or the submit request
-  json journalBody() const;  // compact: what is journaled (identity, not whole objects)
+  // What is journaled of it (identity, not whole objects); why and rayjob are the Executor's.
+  events::IntentBody journalBody() const;
 };
 
 struct EventNote {
@@ -55,7 +38,7 @@ struct EventNote {
 struct Plan {
   std::vector<Intent> intents;
   std::vector<EventNote> events;
-  std::vector<json> observations;         // facts that changed the decision, journaled first
+  std::vector<events::Observation> observations;  // facts that changed the decision, first
   std::optional<int64_t> requeueAfterMs;  // nullopt: wait for a watch event
   std::string why;                        // one line for the log
 };

@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "controller/Children.h"
+#include "controller/JsonAccess.h"
+#include "events/EventCodec.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -12,66 +14,95 @@ namespace {
 using projection::InDoubtIntent;
 using projection::IntentFact;
 
+using events::Action;
+using events::Result;
+
 // The kind of object an action creates or deletes; the subject's own kind for the rest.
-std::string childKind(const std::string& action, const std::string& subjectKind) {
-  if (action == "CreateRayCluster" || action == "DeleteRayCluster") return "RayCluster";
-  if (action == "CreateSubmitterJob" || action == "DeleteSubmitterJob") return "Job";
-  if (action == "CreatePod" || action == "DeletePod") return "Pod";
-  if (action == "CreateService" || action == "CreateHeadService" || action == "UpdateHeadService")
-    return "Service";
-  return subjectKind;
+std::string childKind(Action action, const std::string& subjectKind) {
+  switch (action) {
+    case Action::CreateRayCluster:
+    case Action::DeleteRayCluster:
+      return "RayCluster";
+    case Action::CreateSubmitterJob:
+    case Action::DeleteSubmitterJob:
+      return "Job";
+    case Action::CreatePod:
+    case Action::DeletePod:
+      return "Pod";
+    case Action::CreateService:
+    case Action::CreateHeadService:
+    case Action::UpdateHeadService:
+      return "Service";
+    default:
+      return subjectKind;
+  }
 }
 
-std::string resolveStatusWrite(const IntentFact& intent, const json& object) {
-  json status = object.value("status", json::object());
-  json want = intent.status.is_object() ? intent.status : json::object();
+bool creates(Action a) {
+  return a == Action::CreateRayCluster || a == Action::CreateSubmitterJob ||
+         a == Action::CreateHeadService || a == Action::CreateService || a == Action::CreatePod;
+}
+
+bool deletes(Action a) {
+  return a == Action::DeleteRayCluster || a == Action::DeleteSubmitterJob ||
+         a == Action::DeleteRayJob || a == Action::DeletePod;
+}
+
+bool sameValue(const json& live, const events::StatusValue& want) {
+  if (const auto* n = std::get_if<int64_t>(&want))
+    return live.is_number_integer() && live.get<int64_t>() == *n;
+  return live.is_string() && live.get<std::string>() == std::get<std::string>(want);
+}
+
+Result resolveStatusWrite(const IntentFact& intent, const json& object) {
+  const json& status = objectAt(object, "status");
   // Every field as written: found. Otherwise Kubernetes has moved on, or the write never
   // landed; the two cannot be told apart from the status alone, and it does not matter: the
   // next decision starts from what Kubernetes holds.
-  for (const auto& [k, v] : want.items()) {
-    if (status.value(k, json()) != v) return "superseded";
-  }
-  return "found";
+  for (const auto& [k, v] : intent.status)
+    if (!sameValue(memberAt(status, k.c_str()), v)) return Result::Superseded;
+  return Result::Found;
 }
 
-std::string resolveRay(const IntentFact& intent, const json& job, ray::RayJobsClient& ray) {
-  std::string dashboard = job.value("status", json::object()).value("dashboardURL", "");
+Result resolveRay(const IntentFact& intent, const json& job, ray::RayJobsClient& ray) {
+  const std::string& dashboard = stringAt(objectAt(job, "status"), "dashboardURL");
   try {
     auto info = ray.getJob(dashboard, intent.target);
-    if (intent.action == "SubmitRayJob") return info ? "found" : "absent";
-    return info && ray::isTerminalRayStatus(info->status) ? "found" : "absent";
+    if (intent.action == Action::SubmitRayJob) return info ? Result::Found : Result::Absent;
+    return info && ray::isTerminalRayStatus(info->status) ? Result::Found : Result::Absent;
   } catch (const ray::RayError&) {
-    return "superseded";  // Ray cannot answer; the next reconcile asks again before deciding
+    return Result::Superseded;  // Ray cannot answer; the next reconcile asks again
   }
 }
 
-// found: the side effect is visible in the world; absent: it is not; superseded: the world has
+// Found: the side effect is visible in the world; Absent: it is not; Superseded: the world has
 // moved on so that the question no longer applies (e.g. the subject is gone).
-std::string resolve(const InDoubtIntent& doubt, kube::KubeClient& kube, ray::RayJobsClient& ray) {
+Result resolve(const InDoubtIntent& doubt, kube::KubeClient& kube, ray::RayJobsClient& ray) {
   const std::string ns = doubt.key.substr(0, doubt.key.find('/'));
   const std::string name = doubt.key.substr(doubt.key.find('/') + 1);
   const IntentFact& intent = doubt.intent;
-  const std::string& a = intent.action;
+  const Action a = intent.action;
   const std::string kind = childKind(a, doubt.kind);
-  if (a.rfind("Create", 0) == 0) return kube.getLive(kind, ns, intent.target) ? "found" : "absent";
-  if (a.rfind("Delete", 0) == 0) return kube.getLive(kind, ns, intent.target) ? "absent" : "found";
+  if (creates(a)) return kube.getLive(kind, ns, intent.target) ? Result::Found : Result::Absent;
+  if (deletes(a)) return kube.getLive(kind, ns, intent.target) ? Result::Absent : Result::Found;
   auto subject = kube.getLive(doubt.kind, ns, name);
-  if (!subject) return "superseded";
-  if (a == "AddFinalizer" || a == "RemoveFinalizer") {
+  if (!subject) return Result::Superseded;
+  if (a == Action::AddFinalizer || a == Action::RemoveFinalizer) {
     bool has = false;
-    for (const auto& f : (*subject)["metadata"].value("finalizers", json::array()))
+    for (const auto& f : arrayAt(objectAt(*subject, "metadata"), "finalizers"))
       has = has || f == kFinalizer;
-    return has == (a == "AddFinalizer") ? "found" : "absent";
+    return has == (a == Action::AddFinalizer) ? Result::Found : Result::Absent;
   }
-  if (a == "WriteStatus") return resolveStatusWrite(intent, *subject);
-  if (a == "SubmitRayJob" || a == "StopRayJob") return resolveRay(intent, *subject, ray);
-  return "superseded";
+  if (a == Action::WriteStatus) return resolveStatusWrite(intent, *subject);
+  if (a == Action::SubmitRayJob || a == Action::StopRayJob)
+    return resolveRay(intent, *subject, ray);
+  return Result::Superseded;
 }
 
-void count(RecoveryReport& report, const std::string& resolution) {
-  if (resolution == "found")
+void count(RecoveryReport& report, Result resolution) {
+  if (resolution == Result::Found)
     ++report.found;
-  else if (resolution == "absent")
+  else if (resolution == Result::Absent)
     ++report.absent;
   else
     ++report.superseded;
@@ -105,41 +136,40 @@ void resolveInDoubt(wal::Journal& journal, projection::JobProjection& projection
   report.inDoubt = doubts.size();
   wal::Record started;
   started.type = wal::RecordType::ControllerStarted;
-  started.body = {{"epoch", journal.epoch()},
-                  {"in_doubt", doubts.size()},
-                  {"replayed", report.replayedRecords},
-                  {"checkpoint_seq", report.checkpointSeq}};
+  started.body = events::encode(
+      events::ControllerStarted{journal.epoch(), doubts.size(), report.replayedRecords,
+                                report.checkpointSeq});
   journal.append(started, wal::Durability::Sync);
   for (const auto& doubt : doubts) {
     const IntentFact& intent = doubt.intent;
-    std::string resolution;
-    for (int tries = 0; resolution.empty() && tries < 3; ++tries) {
+    std::optional<Result> resolution;
+    for (int tries = 0; !resolution && tries < 3; ++tries) {
       try {
         resolution = resolve(doubt, kube, ray);
       } catch (const kube::ApiError& e) {
         spdlog::warn("recovery: {} {} intent {} {} (seq {}): cannot ask Kubernetes: {}",
-                     doubt.kind, doubt.key, intent.action, intent.target, intent.seq, e.what());
+                     doubt.kind, doubt.key, actionName(intent.action), intent.target, intent.seq,
+                     e.what());
       }
     }
-    if (resolution.empty()) {
+    if (!resolution) {
       // Still in doubt: the reconcile decides from Kubernetes anyway, and the next restart asks
       // again.
       ++report.unresolved;
       continue;
     }
-    count(report, resolution);
+    count(report, *resolution);
     wal::Record outcome;
     outcome.type = wal::RecordType::Outcome;
     outcome.object = {doubt.kind, doubt.key.substr(0, doubt.key.find('/')),
                       doubt.key.substr(doubt.key.find('/') + 1), doubt.uid};
     outcome.attempt = intent.attempt;
-    outcome.body = {{"intent_seq", intent.seq},
-                    {"action", intent.action},
-                    {"target", intent.target},
-                    {"resolved_after_restart", resolution}};
+    outcome.body =
+        events::encode(events::OutcomeBody{intent.seq, intent.action, intent.target, *resolution,
+                                           "", std::nullopt});
     journal.append(outcome, wal::Durability::Lazy);
     spdlog::info("recovery: {} {} intent {} {} (seq {}) resolved {}", doubt.kind, doubt.key,
-                 intent.action, intent.target, intent.seq, resolution);
+                 actionName(intent.action), intent.target, intent.seq, resultName(*resolution));
     if (afterResolve) afterResolve();
   }
   journal.sync();

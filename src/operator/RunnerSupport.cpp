@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "events/JournalBodies.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::operator_ {
@@ -11,7 +12,7 @@ std::unique_ptr<wal::Journal> openJournalOrLog(const std::string& dir, bool salv
   try {
     wal::JournalOptions jo;
     jo.salvage = salvage;
-    journal = wal::Journal::open(dir, jo);
+    journal = wal::Journal::open(dir, events::journalOptions(jo));
   } catch (const wal::JournalError& e) {
     spdlog::error("cannot open the journal: {}", e.what());
     return nullptr;

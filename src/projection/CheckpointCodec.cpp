@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "events/EventCodec.h"
+
 namespace rayjournal::projection {
 namespace {
 
@@ -83,18 +85,13 @@ void encodeJob(Out& out, const JobState& s) {
   out.u(s.intents.size());
   for (const auto& [seq, f] : s.intents) {
     out.u(f.seq);
-    out.str(f.action);
+    out.str(events::actionName(f.action));
     out.str(f.target);
     out.u(f.attempt);
     out.i(f.timeMs);
     out.u(f.epoch);
-    out.str(f.outcome);
-    if (f.status.is_null()) {
-      out.str("");
-    } else {
-      auto cbor = nlohmann::json::to_cbor(f.status);
-      out.str(std::string(cbor.begin(), cbor.end()));
-    }
+    out.str(f.outcome ? events::resultName(*f.outcome) : "");
+    out.str(f.status.empty() ? "" : events::encodeStatus(f.status));
   }
   out.u(s.inDoubt.size());
   for (uint64_t seq : s.inDoubt) out.u(seq);
@@ -132,14 +129,22 @@ JobState decodeJob(In& in) {
   for (uint64_t n = in.u(); n > 0; --n) {
     IntentFact f;
     f.seq = in.u();
-    f.action = in.str();
+    std::string action = in.str();
+    auto known = events::actionFromName(action);
+    if (!known) throw std::invalid_argument("checkpoint: unknown action \"" + action + "\"");
+    f.action = *known;
     f.target = in.str();
     f.attempt = uint32_t(in.u());
     f.timeMs = in.i();
     f.epoch = in.u();
-    f.outcome = in.str();
+    std::string outcome = in.str();
+    if (!outcome.empty()) {
+      f.outcome = events::resultFromName(outcome);
+      if (!f.outcome)
+        throw std::invalid_argument("checkpoint: unknown outcome \"" + outcome + "\"");
+    }
     std::string status = in.str();
-    if (!status.empty()) f.status = nlohmann::json::from_cbor(status);
+    if (!status.empty()) f.status = events::decodeStatus(status);
     uint64_t seq = f.seq;
     s.intents.emplace(seq, std::move(f));
   }

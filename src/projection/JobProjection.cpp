@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "events/EventCodec.h"
+#include "model/JsonAccess.h"
 #include "projection/CheckpointCodec.h"
 
 namespace rayjournal::projection {
@@ -14,20 +16,41 @@ std::string keyOf(const wal::Record& r) {
   return r.object.ns + "/" + r.object.name;
 }
 
-bool landed(const std::string& outcome) {
-  return outcome == "ok" || outcome == "adopted" || outcome == "already_done" || outcome == "found";
-}
-
+// The checkpoint's and the tools' JSON of an intent fact (names as the journal writes them).
 json intentToJson(const IntentFact& i) {
-  json j{{"seq", i.seq},        {"action", i.action}, {"target", i.target},  {"attempt", i.attempt},
-         {"time_ms", i.timeMs}, {"epoch", i.epoch},   {"outcome", i.outcome}};
-  if (!i.status.is_null()) j["status"] = i.status;
+  json j{{"seq", i.seq},
+         {"action", events::actionName(i.action)},
+         {"target", i.target},
+         {"attempt", i.attempt},
+         {"time_ms", i.timeMs},
+         {"epoch", i.epoch},
+         {"outcome", i.outcome ? events::resultName(*i.outcome) : ""}};
+  if (!i.status.empty()) {
+    json status = json::object();
+    for (const auto& [k, v] : i.status)
+      std::visit([&, key = k](const auto& value) { status[key] = value; }, v);
+    j["status"] = status;
+  }
   return j;
 }
 
 IntentFact intentFromJson(const json& j) {
-  return {j["seq"],     j["action"], j["target"],  j["attempt"],
-          j["time_ms"], j["epoch"],  j["outcome"], j.value("status", json())};
+  IntentFact f{j["seq"], events::Action::WriteStatus, j["target"], j["attempt"],
+               j["time_ms"], j["epoch"], std::nullopt, {}};
+  auto action = events::actionFromName(j["action"].get<std::string>());
+  if (!action) throw std::invalid_argument("unknown action " + j["action"].dump());
+  f.action = *action;
+  const std::string outcome = j["outcome"];
+  if (!outcome.empty()) {
+    f.outcome = events::resultFromName(outcome);
+    if (!f.outcome) throw std::invalid_argument("unknown outcome " + outcome);
+  }
+  const json& status = model::objectAt(j, "status");
+  for (const auto& [k, v] : status.items()) {
+    if (v.is_number_integer()) f.status[k] = v.get<int64_t>();
+    if (v.is_string()) f.status[k] = v.get<std::string>();
+  }
+  return f;
 }
 
 json stateToJson(const JobState& s) {
@@ -113,27 +136,21 @@ void JobProjection::apply(const wal::Record& r) {
 }
 
 void JobProjection::applyIntent(JobState& job, const wal::Record& r) {
-  IntentFact f;
-  f.seq = r.seq;
-  f.action = r.body.value("action", "");
-  f.target = r.body.value("target", "");
-  f.attempt = r.attempt;
-  f.timeMs = r.timeMs;
-  f.epoch = r.epoch;
-  f.status = r.body.value("status", json());
-  if (f.action == "StopRayJob") job.stopRequests[f.target]++;
+  events::IntentBody body = events::decodeIntent(r);
+  IntentFact f{r.seq, body.action, std::move(body.target), r.attempt, r.timeMs, r.epoch,
+               std::nullopt, std::move(body.status)};
+  if (f.action == events::Action::StopRayJob) job.stopRequests[f.target]++;
   job.inDoubt.insert(r.seq);
   job.intents[r.seq] = std::move(f);
 }
 
 void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
-  uint64_t seq = r.body.value("intent_seq", uint64_t(0));
+  events::OutcomeBody body = events::decodeOutcome(r);
+  uint64_t seq = body.intentSeq;
   auto it = job.intents.find(seq);
   if (it == job.intents.end()) return;
   IntentFact& f = it->second;
-  f.outcome = r.body.contains("resolved_after_restart")
-                  ? r.body["resolved_after_restart"].get<std::string>()
-                  : r.body.value("result", "");
+  f.outcome = body.result;
   job.inDoubt.erase(seq);
   // Resolved intents stay in the journal (timeline reads them there); the projection keeps the
   // most recent few, so its size per RayJob stays bounded.
@@ -143,29 +160,33 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
     if (oldest == job.intents.end() || oldest->first == seq) break;
     job.intents.erase(oldest);
   }
-  bool ok = landed(f.outcome);
-  if (ok && f.action == "SubmitRayJob") job.submissions.emplace(f.target, r.timeMs);
-  if (ok && f.action == "WriteStatus" && f.status.is_object())
-    job.lastDeploymentStatus = f.status.value("jobDeploymentStatus", "");
+  bool ok = events::landed(body.result);
+  if (ok && f.action == events::Action::SubmitRayJob) job.submissions.emplace(f.target, r.timeMs);
+  if (ok && f.action == events::Action::WriteStatus) {
+    auto status = f.status.find("jobDeploymentStatus");
+    const auto* text = status == f.status.end() ? nullptr : std::get_if<std::string>(&status->second);
+    job.lastDeploymentStatus = text ? *text : "";
+  }
   // Only an intent still in doubt needs the status it meant to write (recovery compares it).
-  f.status = json();
+  f.status.clear();
 }
 
 void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
-  std::string what = r.body.value("observation", "");
-  if (what == "AttemptStarted") {
-    AttemptFact a{r.body.value("attempt", 1u), r.body.value("incarnation", 1u),
-                  r.body.value("rayClusterName", ""), r.body.value("jobId", ""), r.timeMs};
+  auto observation = events::decodeObservation(r);
+  if (!observation) return;  // a kind this build does not know
+  if (const auto* started = std::get_if<events::AttemptStarted>(&*observation)) {
+    AttemptFact a{started->attempt, started->incarnation, started->rayClusterName, started->jobId,
+                  r.timeMs};
     job.attempt = a.attempt;
     job.incarnations = std::max(job.incarnations, a.incarnation);
     job.attemptStartMs = r.timeMs;
     if (job.firstStartMs == 0) job.firstStartMs = r.timeMs;
     job.attempts.push_back(std::move(a));
-  } else if (what == "RayJobTerminal" || what == "RayStatus") {
-    job.lastRayStatus = r.body.value("status", "");
-  } else if (what == "Drift") {
+  } else if (const auto* terminal = std::get_if<events::RayJobTerminal>(&*observation)) {
+    job.lastRayStatus = terminal->status;
+  } else if (const auto* drift = std::get_if<events::Drift>(&*observation)) {
     job.drifts++;
-    job.lastDeploymentStatus = r.body.value("kubernetes_has", "");
+    job.lastDeploymentStatus = drift->kubernetesHas;
   }
 }
 

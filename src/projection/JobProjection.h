@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "events/Events.h"
 #include "projection/JobFacts.h"
 #include "projection/Projection.h"
 
@@ -22,13 +23,13 @@ using nlohmann::json;
 
 struct IntentFact {
   uint64_t seq = 0;
-  std::string action;
+  events::Action action = events::Action::WriteStatus;
   std::string target;
   uint32_t attempt = 0;
   int64_t timeMs = 0;
   uint64_t epoch = 0;
-  std::string outcome;  // empty while in doubt
-  json status;          // WriteStatus: the journaled status fields
+  std::optional<events::Result> outcome;  // nullopt while in doubt
+  events::StatusDigest status;            // WriteStatus: the journaled status fields
 };
 
 struct AttemptFact {

@@ -4,15 +4,19 @@
 #include <optional>
 #include <set>
 
+#include "events/EventCodec.h"
 #include "projection/JobProjection.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::projection {
 namespace {
 
+using events::Action;
+using events::Result;
+
 struct PendingIntent {
   std::string key;
-  std::string action;
+  Action action;
   std::string target;
   uint32_t attempt;
   std::string submissionId;
@@ -38,8 +42,7 @@ class Verifier {
     ++report_.records;
     switch (r.type) {
       case wal::RecordType::Intent:
-        intents_[r.seq] = {key(r), r.body.value("action", ""), r.body.value("target", ""),
-                           r.attempt, r.body.value("submission_id", "")};
+        intent(r);
         break;
       case wal::RecordType::Outcome:
         outcome(r);
@@ -64,8 +67,19 @@ class Verifier {
     report_.violations.push_back({seq, rule, message});
   }
 
+  void intent(const wal::Record& r) {
+    events::IntentBody body = events::decodeIntent(r);
+    auto status = body.status.find("jobDeploymentStatus");
+    if (body.action == Action::WriteStatus && status != body.status.end() &&
+        status->second == events::StatusValue(std::string("Retrying")))
+      retryingIntents_.insert(r.seq);
+    intents_[r.seq] = {key(r), body.action, std::move(body.target), r.attempt,
+                       std::move(body.submissionId)};
+  }
+
   void outcome(const wal::Record& r) {
-    uint64_t intentSeq = r.body.value("intent_seq", uint64_t(0));
+    events::OutcomeBody body = events::decodeOutcome(r);
+    uint64_t intentSeq = body.intentSeq;
     auto it = intents_.find(intentSeq);
     if (intentSeq == 0 || intentSeq >= r.seq || it == intents_.end()) {
       violation(r.seq, "outcome-without-intent",
@@ -75,27 +89,21 @@ class Verifier {
     }
     const PendingIntent in = it->second;
     intents_.erase(it);  // answered: memory stays proportional to what is in flight
-    std::string result = r.body.contains("resolved_after_restart")
-                             ? r.body["resolved_after_restart"].get<std::string>()
-                             : r.body.value("result", "");
-    bool executedNow =
-        result == "ok";  // adopted / already_done / found mean it had happened before
-    if (executedNow) sideEffect(r.seq, in);
-    if (in.action == "WriteStatus" &&
-        (result == "ok" || result == "found" || result == "superseded")) {
-      auto status = projection_.job(in.key);
-      (void)status;
-      if (retryingIntents_.count(intentSeq)) jobs_[in.key].retryingWritten = true;
-    }
+    // Adopted, AlreadyDone and Found mean it had happened before.
+    if (body.result == Result::Ok) sideEffect(r.seq, in);
+    bool mayHaveLanded = body.result == Result::Ok || body.result == Result::Found ||
+                         body.result == Result::Superseded;
+    if (in.action == Action::WriteStatus && mayHaveLanded && retryingIntents_.count(intentSeq))
+      jobs_[in.key].retryingWritten = true;
   }
 
   void sideEffect(uint64_t seq, const PendingIntent& in) {
     std::string identity;
-    if (in.action == "CreateRayCluster")
+    if (in.action == Action::CreateRayCluster)
       identity = "RayCluster " + in.target;
-    else if (in.action == "CreateSubmitterJob")
+    else if (in.action == Action::CreateSubmitterJob)
       identity = "submitter Job " + in.target + " for submission " + in.submissionId;
-    else if (in.action == "SubmitRayJob")
+    else if (in.action == Action::SubmitRayJob)
       identity = "Ray submission " + in.target;
     else
       return;
@@ -108,21 +116,24 @@ class Verifier {
   }
 
   void observation(const wal::Record& r) {
-    if (r.body.value("observation", "") == "ChildMissing") {
+    auto observation = events::decodeObservation(r);
+    if (!observation) return;
+    if (const auto* missing = std::get_if<events::ChildMissing>(&*observation)) {
       // Someone else deleted the child: recreating it under the same identity is not a duplicate.
-      executed_.erase(key(r) + " submitter Job " + r.body.value("name", "") + " for submission " +
-                      r.body.value("jobId", ""));
+      executed_.erase(key(r) + " submitter Job " + missing->name + " for submission " +
+                      missing->jobId);
       return;
     }
-    if (r.body.value("observation", "") == "Drift") {
+    if (const auto* drift = std::get_if<events::Drift>(&*observation)) {
       // Kubernetes holds a status whose write looked failed (a lost response): it did land.
-      if (r.body.value("kubernetes_has", "") == "Retrying") jobs_[key(r)].retryingWritten = true;
+      if (drift->kubernetesHas == "Retrying") jobs_[key(r)].retryingWritten = true;
       return;
     }
-    if (r.body.value("observation", "") != "AttemptStarted") return;
+    const auto* started = std::get_if<events::AttemptStarted>(&*observation);
+    if (!started) return;
     JobTrack& t = jobs_[key(r)];
     if (t.uid != r.object.uid) t = JobTrack{r.object.uid};
-    uint32_t attempt = r.body.value("attempt", 1u);
+    uint32_t attempt = started->attempt;
     if (attempt < t.attempt) {
       violation(r.seq, "attempt-decreased",
                 key(r) + ": attempt went from " + std::to_string(t.attempt) + " to " +
@@ -201,11 +212,6 @@ VerifyReport verifyJournal(wal::Journal& journal) {
   }
   verifier.firstSeq_ = start;
   journal.scan(start, [&](const wal::Record& r) {
-    if (r.type == wal::RecordType::Intent && r.body.value("action", "") == "WriteStatus" &&
-        r.body.value("status", nlohmann::json::object()).value("jobDeploymentStatus", "") ==
-            "Retrying") {
-      verifier.retryingIntents_.insert(r.seq);
-    }
     verifier.visit(r, journal);
     return true;
   });

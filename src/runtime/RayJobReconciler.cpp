@@ -5,6 +5,7 @@
 #include "controller/Decide.h"
 #include "controller/JsonAccess.h"
 #include "controller/RayClusterDecide.h"
+#include "events/EventCodec.h"
 #include "model/Names.h"
 
 namespace rayjournal::runtime {
@@ -63,10 +64,9 @@ void RayJobReconciler::checkDrift(const RayJob& job) {
   r.type = wal::RecordType::Observation;
   r.object = {"RayJob", job.ns, job.name, job.uid};
   r.attempt = uint32_t(job.status.failed + 1);
-  r.body = {{"observation", "Drift"},
-            {"journal_expected", state->lastDeploymentStatus},
-            {"kubernetes_has", job.status.jobDeploymentStatus},
-            {"decision", "Kubernetes is authoritative"}};
+  r.body = events::encode(events::Drift{state->lastDeploymentStatus,
+                                        job.status.jobDeploymentStatus,
+                                        "Kubernetes is authoritative"});
   journal_.append(r, wal::Durability::Lazy);
   spdlog::warn(
       "RayJob {}: status drift: journal last wrote {} but Kubernetes has {}; deciding from "

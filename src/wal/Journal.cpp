@@ -238,10 +238,7 @@ void Journal::verifyTail(uint64_t from) {
 void Journal::appendSalvageRecord() {
   Record r;
   r.type = RecordType::Observation;
-  r.body = {{"observation", "JournalSalvaged"},
-            {"kept_through", salvaged_->keptThrough},
-            {"cause", salvaged_->cause},
-            {"original_moved_to", salvaged_->movedTo}};
+  if (options_.bodies.salvaged) r.body = options_.bodies.salvaged(*salvaged_);
   append(std::move(r), Durability::Sync);
 }
 
@@ -427,8 +424,8 @@ void Journal::scanObject(const ObjectRef& object, uint64_t from, const RecordVis
 uint64_t Journal::writeCheckpoint(uint64_t coversThrough, const std::string& state) {
   std::vector<Record> records(1);
   records[0].type = RecordType::Checkpoint;
-  records[0].body = {
-      {"covers_through", coversThrough}, {"bytes", state.size()}, {"crc32", crcOf(state)}};
+  if (options_.bodies.checkpoint)
+    records[0].body = options_.bodies.checkpoint({coversThrough, state.size(), crcOf(state)});
   Writer w(&records, true, &state, coversThrough);
   return submit(w);
 }

@@ -28,6 +28,21 @@ enum class Durability {
   Lazy,  // acknowledged once written; made durable by the next sync write or the periodic flush
 };
 
+struct SalvageReport;
+struct CheckpointMarker {
+  uint64_t coversThrough = 0;
+  uint64_t bytes = 0;  // of the state
+  uint32_t crc32 = 0;  // of the state
+};
+
+// The journal carries record bodies as bytes it does not interpret; the bodies of the two
+// records it writes itself come from the body schema above it (events::journalOptions sets
+// both). Unset: those records have an empty body.
+struct JournalBodies {
+  std::function<std::string(const CheckpointMarker&)> checkpoint;
+  std::function<std::string(const SalvageReport&)> salvaged;  // a JournalSalvaged observation
+};
+
 struct JournalOptions {
   bool salvage = false;   // on corruption keep the readable prefix instead of refusing to open
   bool readOnly = false;  // inspect a journal (tools); no epoch bump, no appends
@@ -36,6 +51,7 @@ struct JournalOptions {
   std::chrono::milliseconds lazyFlushInterval{100};  // 0 disables the background flusher
   size_t maxGroupBytes = 4 << 20;
   bool syncAsLazy = false;  // benchmarks only: acknowledge Sync appends without syncing
+  JournalBodies bodies;
 };
 
 struct CheckpointData {

@@ -37,17 +37,5 @@ std::string ObjectRef::indexKey() const {
   return kind + "/" + ns + "/" + name;
 }
 
-nlohmann::json recordToJson(const Record& r) {
-  nlohmann::json j{{"seq", r.seq},         {"time_ms", r.timeMs},
-                   {"epoch", r.epoch},     {"type", recordTypeName(r.type)},
-                   {"attempt", r.attempt}, {"body", r.body}};
-  if (!r.object.empty()) {
-    j["object"] = {{"kind", r.object.kind},
-                   {"namespace", r.object.ns},
-                   {"name", r.object.name},
-                   {"uid", r.object.uid}};
-  }
-  return j;
-}
 
 }  // namespace rayjournal::wal

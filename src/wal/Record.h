@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,12 +44,11 @@ struct Record {
   RecordType type = RecordType::Observation;
   ObjectRef object;
   uint32_t attempt = 0;  // RayJob attempt this record belongs to (0 = none)
-  nlohmann::json body = nlohmann::json::object();
+  // The body as bytes the journal does not interpret (a CBOR map; events/EventCodec is the one
+  // place that writes and reads them, events/EVENTS.md their schema).
+  std::string body;
 
   bool operator==(const Record&) const = default;
 };
-
-// Human-readable JSON of a record (what tools print, never what is stored).
-nlohmann::json recordToJson(const Record& record);
 
 }  // namespace rayjournal::wal

@@ -75,7 +75,7 @@ class Reader {
 
 std::string encodeRecord(const Record& r) {
   std::string payload;
-  payload.reserve(64 + r.object.name.size());
+  payload.reserve(64 + r.object.name.size() + r.body.size());
   payload.push_back(static_cast<char>(r.type));
   putFixed(payload, static_cast<uint64_t>(r.timeMs), 8);
   putVarint(payload, r.epoch);
@@ -84,8 +84,7 @@ std::string encodeRecord(const Record& r) {
   putString(payload, r.object.ns);
   putString(payload, r.object.name);
   putString(payload, r.object.uid);
-  std::vector<uint8_t> body = nlohmann::json::to_cbor(r.body);
-  payload.append(reinterpret_cast<const char*>(body.data()), body.size());
+  payload.append(r.body);
 
   std::string out;
   out.reserve(payload.size() + 5);
@@ -127,9 +126,7 @@ Record decodeRecord(uint64_t seq, std::string_view value) {
   r.object.ns = in.string();
   r.object.name = in.string();
   r.object.uid = in.string();
-  std::string_view body = in.rest();
-  r.body = nlohmann::json::from_cbor(body.begin(), body.end(), true, false);
-  if (r.body.is_discarded()) throw CorruptionError(seq, "undecodable body");
+  r.body = std::string(in.rest());
   return r;
 }
 

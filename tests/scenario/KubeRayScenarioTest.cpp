@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/TimeFormat.h"
+#include "events/EventCodec.h"
 #include "support/SimHarness.h"
 
 namespace rayjournal::testing {
@@ -173,7 +174,7 @@ TEST(KubeRayScenario, S09b_AllRulesOverdueRunsOnlyDeleteSelf) {
   ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayJob", "default", "s09b"); }));
   int clusterDeletes = 0;
   for (const auto& r : h.records())
-    clusterDeletes += r.type == wal::RecordType::Intent && r.body["action"] == "DeleteRayCluster";
+    clusterDeletes += r.type == wal::RecordType::Intent && events::decodeIntent(r).action == events::Action::DeleteRayCluster;
   EXPECT_EQ(clusterDeletes, 0);
 }
 

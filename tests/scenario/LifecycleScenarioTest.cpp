@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "support/SimHarness.h"
+#include "events/EventCodec.h"
 
 namespace rayjournal::testing {
 namespace {
@@ -71,7 +72,7 @@ TEST(LifecycleScenario, DeletionStopsTheRayJobThenRemovesTheFinalizer) {
   bool stopJournaled = false;
   for (const auto& r : h.records())
     stopJournaled =
-        stopJournaled || (r.type == wal::RecordType::Intent && r.body["action"] == "StopRayJob");
+        stopJournaled || (r.type == wal::RecordType::Intent && events::decodeIntent(r).action == events::Action::StopRayJob);
   EXPECT_TRUE(stopJournaled);
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "events/EventCodec.h"
 #include "wal/MemoryStorage.h"
 #include "wal/Record.h"
 #include "wal/RecordCodec.h"
@@ -27,11 +28,13 @@ class EffectChecker {
   // Every record the journal appended (StackOptions::onJournaled).
   void journaled(const wal::Record& r) {
     if (r.type == wal::RecordType::Intent) {
-      open_[{r.body.value("action", ""), r.body.value("target", "")}].insert(r.seq);
+      events::IntentBody intent = events::decodeIntent(r);
+      open_[{events::actionName(intent.action), intent.target}].insert(r.seq);
       kindOf_[r.seq] = r.object.kind;
     } else if (r.type == wal::RecordType::Outcome) {
-      auto it = open_.find({r.body.value("action", ""), r.body.value("target", "")});
-      if (it != open_.end()) it->second.erase(r.body.value("intent_seq", uint64_t(0)));
+      events::OutcomeBody outcome = events::decodeOutcome(r);
+      auto it = open_.find({events::actionName(outcome.action), outcome.target});
+      if (it != open_.end()) it->second.erase(outcome.intentSeq);
     }
   }
   // A crash: intents appended but not durable are gone with the process (and maybe the disk).

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 
+#include "events/JournalBodies.h"
 #include "adapters/sim/SimWorld.h"
 #include "runtime/Stack.h"
 #include "support/EffectChecker.h"
@@ -46,7 +47,7 @@ class SimHarness {
     wal::JournalOptions options;
     options.lazyFlushInterval = std::chrono::milliseconds(0);
     options.nowMs = [this] { return clock.nowMs(); };
-    journal = wal::Journal::open(storage, options);
+    journal = wal::Journal::open(storage, events::journalOptions(options));
     runtime::StackOptions so;
     so.workers = 0;
     so.clusterWorkers = 0;

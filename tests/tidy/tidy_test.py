@@ -2,8 +2,9 @@
 """Layering that cannot rot (TigerBeetle's tidy.zig, in small):
 
 1. An include in src/ points only at its own folder or one below it, in the order of the
-   README's Layout section: model <- wal <- adapters <- projection <- controller <- runtime <-
-   operator.
+   README's Layout section: model <- wal <- events <- adapters <- projection <- controller <-
+   runtime <- operator.
+1b. The journal layer (wal/) carries bytes: it does not include the JSON library.
 2. No function in src/ is longer than 70 lines, except the ones listed in long_functions.txt,
    each of which may only shrink (a ratchet: the list is cut as they are split).
 
@@ -14,7 +15,11 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["model", "wal", "adapters", "projection", "controller", "runtime", "operator"]
+LAYERS = ["model", "wal", "events", "adapters", "projection", "controller", "runtime",
+          "operator"]
+# Folders or files that must not include nlohmann/json (the journal layer carries bytes).
+JSON_FREE = ["wal/"]
+JSON_INCLUDE = re.compile(r'^\s*#\s*include\s+<nlohmann/')
 MAX_LINES = 70
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 # A definition at namespace scope starts at column 0 (clang-format) and opens its body there.
@@ -34,6 +39,16 @@ def upward_includes(src: pathlib.Path):
             m = INCLUDE.match(line)
             if m and m.group(1) in LAYERS and LAYERS.index(m.group(1)) > mine:
                 yield f"{path.relative_to(src)}:{n}: includes {m.group(1)}/, a layer above"
+
+
+def json_includes(src: pathlib.Path):
+    for path in sorted(src.rglob("*")):
+        rel = str(path.relative_to(src))
+        if path.suffix not in (".h", ".cpp") or not any(rel.startswith(p) for p in JSON_FREE):
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if JSON_INCLUDE.match(line):
+                yield f"{rel}:{n}: includes the JSON library, which this file must not"
 
 
 def function_lengths(path: pathlib.Path):
@@ -66,7 +81,7 @@ def main() -> int:
         if row.strip() and not row.startswith("#"):
             where, lines = row.rsplit(" ", 1)
             allowed[where] = int(lines)
-    findings = list(upward_includes(src))
+    findings = list(upward_includes(src)) + list(json_includes(src))
     seen = {}
     for path in sorted(src.rglob("*.cpp")):
         for name, length, line in function_lengths(path):

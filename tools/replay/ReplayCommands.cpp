@@ -11,6 +11,7 @@
 #include "adapters/sim/SimRay.h"
 #include "controller/Children.h"
 #include "controller/JsonAccess.h"
+#include "events/RecordJson.h"
 #include "controller/RayClusterDecide.h"
 #include "model/Names.h"
 #include "projection/JobProjection.h"
@@ -110,7 +111,7 @@ uint64_t seqAt(wal::Journal& journal, const Position& at) {
 }
 
 std::string describe(const wal::Record& r) {
-  const json& b = r.body;
+  const json b = events::bodyToJson(r);
   switch (r.type) {
     case wal::RecordType::Intent: {
       std::string text = "intend   " + b.value("action", "") + " " + b.value("target", "");
@@ -187,7 +188,7 @@ int summary(const std::string& dir, std::ostream& out) {
       if (!first) first = r.timeMs;
       last = r.timeMs;
       if (r.type == wal::RecordType::ControllerStarted)
-        epochs.push_back({{"epoch", r.epoch}, {"time", toRfc3339(r.timeMs)}, {"body", r.body}});
+        epochs.push_back({{"epoch", r.epoch}, {"time", toRfc3339(r.timeMs)}, {"body", events::bodyToJson(r)}});
       return true;
     });
     auto holder = projectionAt(*journal, journal->latestSeq());
@@ -211,7 +212,7 @@ int summary(const std::string& dir, std::ostream& out) {
     auto doubts = p.inDoubt();
     out << "in doubt now: " << doubts.size() << "\n";
     for (const auto& d : doubts)
-      out << "  " << d.kind << " " << d.key << " " << d.intent.action << " " << d.intent.target
+      out << "  " << d.kind << " " << d.key << " " << events::actionName(d.intent.action) << " " << d.intent.target
           << " (seq " << d.intent.seq << ")\n";
     return 0;
   });
@@ -227,7 +228,7 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
     journal->scanObject({target.kind, target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
       any = true;
       if (asJson) {
-        json j = wal::recordToJson(r);
+        json j = events::recordToJson(r);
         j["text"] = describe(r);
         out << j.dump() << "\n";
         return true;
@@ -238,16 +239,16 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
             << "), first record " << toRfc3339(r.timeMs) << "\n";
       }
       if (r.type == wal::RecordType::Observation &&
-          r.body.value("observation", "") == "AttemptStarted")
-        clusters.push_back(r.body.value("rayClusterName", ""));
+          events::bodyToJson(r).value("observation", "") == "AttemptStarted")
+        clusters.push_back(events::bodyToJson(r).value("rayClusterName", ""));
       if (r.epoch != epoch) {
         out << (epoch ? "── controller restarted: epoch " : "── epoch ") << r.epoch << " ──\n";
         epoch = r.epoch;
       }
       if (r.attempt != attempt) {
         out << "  attempt " << r.attempt;
-        if (target.kind == "RayCluster" && r.body.contains("rayjob"))
-          out << " of RayJob " << r.body.value("rayjob", "");
+        if (target.kind == "RayCluster" && events::bodyToJson(r).contains("rayjob"))
+          out << " of RayJob " << events::bodyToJson(r).value("rayjob", "");
         out << "\n";
         attempt = r.attempt;
       }
@@ -302,7 +303,7 @@ int exportJsonl(const std::string& dir, const std::optional<Position>& since, st
     journal->scan(from, [&](const wal::Record& r) {
       progress.tick();
       if (since && since->timeMs && r.timeMs < *since->timeMs) return true;
-      json j = wal::recordToJson(r);
+      json j = events::recordToJson(r);
       j["schema"] = "rayjournal.export.v1";
       j["time"] = toRfc3339(r.timeMs);
       out << j.dump() << "\n";
@@ -391,7 +392,7 @@ int diagnose(const std::string& dir, const Target& target, const std::string& cl
     if (facts) {
       out << "in-doubt intents: " << facts->inDoubt.size() << "\n";
       for (uint64_t seq : facts->inDoubt)
-        out << "  seq " << seq << " " << facts->intents.at(seq).action << " "
+        out << "  seq " << seq << " " << events::actionName(facts->intents.at(seq).action) << " "
             << facts->intents.at(seq).target << "\n";
       if (!facts->inDoubt.empty())
         flag(std::to_string(facts->inDoubt.size()) + " intents in doubt");

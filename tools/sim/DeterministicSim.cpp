@@ -10,6 +10,8 @@
 
 #include "adapters/sim/FaultyRayClient.h"
 #include "adapters/sim/SimWorld.h"
+#include "events/JournalBodies.h"
+#include "events/RecordJson.h"
 #include "projection/JournalVerifier.h"
 #include "runtime/Stack.h"
 #include "support/EffectChecker.h"
@@ -207,7 +209,7 @@ class Run {
     }
     if (config_.verbose) {
       journal_->scan(0, [&](const wal::Record& r) {
-        result.journal.push_back(wal::recordToJson(r));
+        result.journal.push_back(events::recordToJson(r));
         return true;
       });
     }
@@ -244,7 +246,7 @@ class Run {
       wal::JournalOptions options;
       options.lazyFlushInterval = std::chrono::milliseconds(0);
       options.nowMs = [this] { return clock_.nowMs(); };
-      journal_ = wal::Journal::open(storage_, options);
+      journal_ = wal::Journal::open(storage_, events::journalOptions(options));
       runtime::StackOptions so;
       so.workers = 0;
       so.clusterWorkers = 0;

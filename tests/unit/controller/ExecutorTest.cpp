@@ -5,6 +5,7 @@
 
 #include "adapters/sim/SimKube.h"
 #include "adapters/sim/SimRay.h"
+#include "events/EventCodec.h"
 #include "wal/MemoryStorage.h"
 
 namespace rayjournal::controller {
@@ -40,8 +41,10 @@ struct ExecutorTest : ::testing::Test {
   std::vector<std::string> outcomes() {
     std::vector<std::string> out;
     journal->scan(1, [&](const wal::Record& r) {
-      if (r.type == wal::RecordType::Outcome)
-        out.push_back(r.body.value("target", "") + "=" + r.body.value("result", ""));
+      if (r.type == wal::RecordType::Outcome) {
+        events::OutcomeBody o = events::decodeOutcome(r);
+        out.push_back(o.target + "=" + events::resultName(o.result));
+      }
       return true;
     });
     return out;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/SimHarness.h"
+#include "events/EventCodec.h"
 
 namespace rayjournal::testing {
 namespace {
@@ -19,7 +20,7 @@ void crashAt(SimHarness& h, const std::string& action, bool beforeExecution) {
     h.journal->setAppendListener([&](const wal::Record& r) {
       h.projection->apply(r);
       h.checker.journaled(r);
-      if (r.type == wal::RecordType::Intent && r.body["action"] == action) crashed = true;
+      if (r.type == wal::RecordType::Intent && events::actionName(events::decodeIntent(r).action) == action) crashed = true;
     });
   }
   h.executor->hook = [&](controller::Executor::Stage stage, const controller::Intent& i, uint64_t) {
@@ -55,7 +56,7 @@ TEST(RecoveryTest, CreatedClusterWithoutOutcomeResolvesFoundAndIsAdopted) {
   bool resolved = false;
   for (const auto& r : h.records()) {
     resolved = resolved || (r.type == wal::RecordType::Outcome &&
-                            r.body.value("resolved_after_restart", "") == "found");
+                            events::decodeOutcome(r).result == events::Result::Found);
   }
   EXPECT_TRUE(resolved);
 }

@@ -13,13 +13,15 @@ ProjectionStates sample() {
   job.uid = "u1";
   job.attempt = 2;
   job.attempts.push_back({1, 1, "j-abcde", "j-fghij", 10});
-  job.intents[7] = {7, "WriteStatus", "j", 2, 11, 1, "", nlohmann::json{{"jobDeploymentStatus", "Running"}}};
+  job.intents[7] = {7, events::Action::WriteStatus, "j", 2, 11, 1, std::nullopt,
+                    {{"jobDeploymentStatus", std::string("Running")}, {"failed", int64_t(1)}}};
   job.inDoubt.insert(7);
   job.submissions["j-fghij"] = 12;
   s.jobs["default/j"] = job;
   JobState cluster;
   cluster.uid = "c1";
-  cluster.intents[9] = {9, "CreatePod", "j-abcde-head", 2, 13, 1, "", nullptr};
+  cluster.intents[9] = {9, events::Action::CreatePod, "j-abcde-head", 2, 13, 1,
+                        events::Result::Ok, {}};
   cluster.inDoubt.insert(9);
   s.clusters["default/j-abcde"] = cluster;
   return s;
@@ -32,8 +34,11 @@ TEST(CheckpointCodecTest, RoundTripKeepsRayJobsAndRayClustersAndIsDeterministic)
   decodeCheckpoint(bytes, back, through);
   EXPECT_EQ(through, 42u);
   ASSERT_EQ(back.clusters.count("default/j-abcde"), 1u);
-  EXPECT_EQ(back.clusters["default/j-abcde"].intents.at(9).action, "CreatePod");
-  EXPECT_EQ(back.jobs["default/j"].intents.at(7).status["jobDeploymentStatus"], "Running");
+  EXPECT_EQ(back.clusters["default/j-abcde"].intents.at(9).action, events::Action::CreatePod);
+  EXPECT_EQ(back.clusters["default/j-abcde"].intents.at(9).outcome, events::Result::Ok);
+  const auto& status = back.jobs["default/j"].intents.at(7).status;
+  EXPECT_EQ(status.at("jobDeploymentStatus"), events::StatusValue(std::string("Running")));
+  EXPECT_EQ(status.at("failed"), events::StatusValue(int64_t(1)));
   EXPECT_EQ(encodeCheckpoint(back, through), bytes) << "same state, same bytes";
 }
 

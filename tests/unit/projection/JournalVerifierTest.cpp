@@ -4,6 +4,7 @@
 
 #include "projection/JobProjection.h"
 #include "projection/JournalVerifier.h"
+#include "support/Cbor.h"
 #include "support/SimHarness.h"
 #include "wal/MemoryStorage.h"
 #include "wal/RecordCodec.h"
@@ -24,18 +25,23 @@ class HandMade {
     if (type != wal::RecordType::ControllerStarted)
       r.object = {"RayJob", "default", "job", "uid-1"};
     r.attempt = attempt;
-    r.body = std::move(body);
+    r.body = cbor(body);
     return journal->append(r, wal::Durability::Sync);
   }
   uint64_t intent(const std::string& action, const std::string& target, json extra = json::object(),
                   uint32_t attempt = 1) {
     json body{{"action", action}, {"target", target}};
     body.update(extra);
-    return add(wal::RecordType::Intent, body, attempt);
+    uint64_t seq = add(wal::RecordType::Intent, body, attempt);
+    actions[seq] = action;
+    return seq;
   }
   void outcome(uint64_t seq, const std::string& result, uint32_t attempt = 1) {
-    add(wal::RecordType::Outcome, {{"intent_seq", seq}, {"result", result}}, attempt);
+    std::string action = actions.count(seq) ? actions[seq] : "WriteStatus";
+    add(wal::RecordType::Outcome, {{"intent_seq", seq}, {"action", action}, {"result", result}},
+        attempt);
   }
+  std::map<uint64_t, std::string> actions;
   void attemptStarted(int attempt) {
     add(wal::RecordType::Observation,
         {{"observation", "AttemptStarted"},

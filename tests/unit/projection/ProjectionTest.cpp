@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "projection/JobProjection.h"
+#include "support/Cbor.h"
 
 namespace rayjournal::projection {
 namespace {
@@ -14,7 +15,7 @@ wal::Record rec(uint64_t seq, wal::RecordType type, nlohmann::json body,
   r.type = type;
   r.object = {"RayJob", "default", name, "uid-" + name};
   r.attempt = 1;
-  r.body = std::move(body);
+  r.body = testing::cbor(body);
   return r;
 }
 
@@ -28,9 +29,9 @@ std::vector<wal::Record> history() {
            {"rayClusterName", "job-abcde"},
            {"jobId", "job-fghjk"}}),
       rec(2, RecordType::Intent, {{"action", "CreateRayCluster"}, {"target", "job-abcde"}}),
-      rec(3, RecordType::Outcome, {{"intent_seq", 2}, {"result", "ok"}}),
+      rec(3, RecordType::Outcome, {{"intent_seq", 2}, {"action", "CreateRayCluster"}, {"result", "ok"}}),
       rec(4, RecordType::Intent, {{"action", "SubmitRayJob"}, {"target", "job-fghjk"}}),
-      rec(5, RecordType::Outcome, {{"intent_seq", 4}, {"result", "ok"}}),
+      rec(5, RecordType::Outcome, {{"intent_seq", 4}, {"action", "SubmitRayJob"}, {"result", "ok"}}),
       rec(6, RecordType::Intent,
           {{"action", "WriteStatus"},
            {"target", "job"},

@@ -2,6 +2,7 @@
 // intent durable before it runs (the harness's EffectChecker fails any test where one is not),
 // and an in-doubt one is resolved at restart like a RayJob's.
 #include "runtime/RayClusterReconciler.h"
+#include "events/EventCodec.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +19,7 @@ int intents(SimHarness& h, const std::string& kind, const std::string& action) {
   int n = 0;
   for (const auto& r : h.records())
     n += r.type == wal::RecordType::Intent && r.object.kind == kind &&
-         r.body.value("action", "") == action;
+         events::actionName(events::decodeIntent(r).action) == action;
   return n;
 }
 
@@ -36,7 +37,7 @@ TEST(RayClusterReconcilerTest, PodsServicesAndStatusAreJournaledIntents) {
   // The cluster's records say which RayJob attempt it belongs to.
   for (const auto& r : h.records()) {
     if (r.object.kind != "RayCluster" || r.type != wal::RecordType::Intent) continue;
-    EXPECT_EQ(r.body.value("rayjob", ""), "default/rc");
+    EXPECT_EQ(events::decodeIntent(r).rayjob, "default/rc");
     EXPECT_EQ(r.attempt, 1u);
   }
 }
@@ -69,7 +70,7 @@ TEST(RayClusterReconcilerTest, AnInDoubtPodCreateIsResolvedAtRestartAndNeverRepe
   for (const auto& r : h.records())
     resolvedCluster = resolvedCluster || (r.type == wal::RecordType::Outcome &&
                                           r.object.kind == "RayCluster" &&
-                                          r.body.contains("resolved_after_restart"));
+                                          events::isResolution(events::decodeOutcome(r).result));
   EXPECT_TRUE(resolvedCluster);
 }
 

@@ -1,0 +1,15 @@
+// Records as JSON for people and tools (rayjournal-replay, the status page, exports): the
+// record's header fields plus its body as the generic map it is stored as. Never what is stored.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "wal/Record.h"
+
+namespace rayjournal::events {
+
+// The body as a JSON map; throws wal::CorruptionError when it is not valid CBOR.
+nlohmann::json bodyToJson(const wal::Record& record);
+nlohmann::json recordToJson(const wal::Record& record);
+
+}  // namespace rayjournal::events
