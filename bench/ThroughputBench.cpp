@@ -67,6 +67,7 @@ json runThroughput(const ThroughputOptions& o) {
   runtime::StackOptions mo;
   mo.workers = o.workers;
   mo.clusterWorkers = o.workers;
+  mo.maxBatch = size_t(std::max(1, o.maxBatch));
   mo.cacheSyncTimeout = std::chrono::seconds(10);
   mo.recordLatencies = true;
   mo.checkpointEveryRecords = 100000;
@@ -136,6 +137,7 @@ json runThroughput(const ThroughputOptions& o) {
   uint64_t sideEffects = stats.appends;  // refined below from intents
   json out{{"jobs", o.jobs},
            {"workers", o.workers},
+           {"max_batch", o.maxBatch},
            {"durability", o.durability},
            {"mode", o.mode},
            {"wall_seconds", wall},

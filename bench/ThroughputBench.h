@@ -11,6 +11,7 @@ namespace rayjournal::bench {
 struct ThroughputOptions {
   int jobs = 1000;
   int workers = 2;
+  int maxBatch = 16;  // keys a worker reconciles with one journal flush
   std::string durability = "sync";  // sync | lazy | off
   std::string mode = "k8sjob";      // k8sjob | http
   std::string dir;                  // scratch directory for the journal

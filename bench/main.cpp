@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
       "throughput", "N RayJobs through their whole lifecycle on the simulated cluster");
   throughput->add_option("--jobs", tp.jobs, "RayJobs")->capture_default_str();
   throughput->add_option("--workers", tp.workers, "reconcile workers")->capture_default_str();
+  throughput->add_option("--max-batch", tp.maxBatch, "ready keys a worker reconciles together (one journal flush)")
+      ->capture_default_str();
   throughput->add_option("--durability", tp.durability, "sync, lazy or off")->capture_default_str();
   throughput->add_option("--mode", tp.mode, "k8sjob or http")->capture_default_str();
   throughput->add_option("--dir", tp.dir, "scratch directory for the journal");

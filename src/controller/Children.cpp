@@ -86,7 +86,7 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
                  {"labels", labels},
                  {"annotations", annotations},
                  {"ownerReferences", json::array({ownerReference(job)})}}},
-               {"spec", *job.spec.rayClusterSpec}};
+               {"spec", job.spec.rayClusterSpec.get()}};
   if (job.spec.submissionMode == "SidecarMode") {
     cluster["metadata"]["annotations"]["ray.io/disable-provisioned-head-restart"] = "true";
     json& podSpec = cluster["spec"]["headGroupSpec"]["template"]["spec"];
@@ -97,7 +97,7 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
     }
     json container{
         {"name", kSubmitterContainer},
-        {"image", headImage(*job.spec.rayClusterSpec)},
+        {"image", headImage(job.spec.rayClusterSpec.get())},
         {"command", json::array({"/bin/bash", "-ce", "--"})},
         {"args", json::array({buildSidecarCommand(job, port)})},
         {"env",
@@ -191,7 +191,7 @@ json buildJobHeadService(const RayJob& job, const json& clusterHeadService,
 json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {
   json labels = originLabels(job);
   labels["app.kubernetes.io/created-by"] = "kuberay-operator";
-  json tmpl = *job.spec.submitterPodTemplate;
+  json tmpl = job.spec.submitterPodTemplate.get();
   if (tmpl.is_null()) {
     tmpl = {{"spec",
              {{"restartPolicy", "Never"},
@@ -232,6 +232,53 @@ json runtimeEnvJson(const std::string& yaml) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("runtimeEnvYAML is not valid YAML: ") + e.what());
   }
+}
+
+model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName) {
+  return std::make_shared<json>(buildRayCluster(job, clusterName));
+}
+
+model::ApiObject submitterJobFor(const RayJob& job, const model::Document& cluster, int attempt) {
+  return std::make_shared<json>(buildSubmitterJob(job, cluster.get(), attempt));
+}
+
+model::ApiObject jobHeadServiceFor(const RayJob& job, const model::Document& clusterHeadService,
+                                   const std::string& clusterName) {
+  return std::make_shared<json>(buildJobHeadService(job, clusterHeadService.get(), clusterName));
+}
+
+model::ApiObject withClusterSelector(const model::Document& jobHeadService,
+                                     const std::string& clusterName) {
+  auto updated = std::make_shared<json>(jobHeadService.get());
+  (*updated)["spec"]["selector"]["ray.io/cluster"] = clusterName;
+  return updated;
+}
+
+model::ApiObject withWorkersSuspended(const model::Document& cluster) {
+  auto updated = std::make_shared<json>(cluster.get());
+  json& groups = (*updated)["spec"]["workerGroupSpecs"];
+  if (groups.is_array())
+    for (auto& g : groups) g["suspend"] = true;
+  return updated;
+}
+
+model::ApiObject submitRequestFor(const RayJob& job, const RayJobStatus& status) {
+  std::map<std::string, std::string> metadata = job.spec.metadata;
+  metadata["rayjournal.io/attempt"] = std::to_string(status.failed + 1);
+  json runtimeEnv;
+  if (!job.spec.runtimeEnvYAML.empty()) runtimeEnv = runtimeEnvJson(job.spec.runtimeEnvYAML);
+  return std::make_shared<json>(json{{"dashboard", status.dashboardURL},
+                                     {"submissionId", status.jobId},
+                                     {"entrypoint", job.spec.entrypoint},
+                                     {"runtimeEnv", runtimeEnv},
+                                     {"metadata", metadata},
+                                     {"entrypointNumCpus", job.spec.entrypointNumCpus},
+                                     {"entrypointNumGpus", job.spec.entrypointNumGpus},
+                                     {"entrypointResources", job.spec.entrypointResources}});
+}
+
+model::ApiObject stopRequestFor(const std::string& dashboard) {
+  return std::make_shared<json>(json{{"dashboard", dashboard}});
 }
 
 }  // namespace rayjournal::controller

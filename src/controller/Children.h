@@ -4,13 +4,14 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "controller/Builders.h"
 #include "controller/RayJob.h"
 
 namespace rayjournal::controller {
 
-// "<name>-<5 chars>" from KubeRay's alphabet, derived from (uid, incarnation, salt): the same
-// inputs give the same name, so a decision re-derived after a crash picks the same identity.
-std::string generatedName(const RayJob& job, uint32_t incarnation, const std::string& salt);
+using nlohmann::json;
 
 json ownerReference(const RayJob& job);
 bool ownedBy(const json& child, const std::string& uid);

@@ -1,8 +1,9 @@
 #include "controller/Decide.h"
 
+#include <algorithm>
+
 #include "adapters/TimeFormat.h"
-#include "controller/Children.h"
-#include "controller/JsonAccess.h"
+#include "controller/Builders.h"
 #include "controller/Validate.h"
 #include "model/Names.h"
 
@@ -20,7 +21,7 @@ struct Ctx {
   Plan plan;
 
   bool selectorMode() const { return !job.spec.clusterSelector.empty(); }
-  void intent(Action a, std::string target, json object = json()) {
+  void intent(Action a, std::string target, model::ApiObject object = nullptr) {
     plan.intents.push_back({a, std::move(target), std::move(object)});
   }
   template <typename Fact>
@@ -40,18 +41,6 @@ struct Ctx {
     return t && now >= *t + ms;
   }
 };
-
-bool conditionTrue(const json& job, const char* type, std::string* at = nullptr,
-                   json* cond = nullptr) {
-  for (const auto& c : arrayAt(objectAt(job, "status"), "conditions")) {
-    if (c.value("type", "") == type && c.value("status", "") == "True") {
-      if (at) *at = c.value("lastTransitionTime", "");
-      if (cond) *cond = c;
-      return true;
-    }
-  }
-  return false;
-}
 
 bool deadlinesPassed(Ctx& c, bool activeDeadline, bool preRunningDeadline) {
   const auto& s = c.job.spec;
@@ -107,11 +96,11 @@ bool ensureCluster(Ctx& c) {
       return false;
     }
     c.intent(Action::CreateRayCluster, c.st.rayClusterName,
-             buildRayCluster(c.job, c.st.rayClusterName));
+             rayClusterFor(c.job, c.st.rayClusterName));
     c.plan.why = "creating RayCluster " + c.st.rayClusterName;
     return false;
   }
-  if (!c.selectorMode() && !ownedBy(*c.o.cluster, c.job.uid)) {
+  if (!c.selectorMode() && !c.o.cluster->ownedBy) {
     c.event("Warning", "FailedToCreateRayCluster",
             "RayCluster " + c.job.ns + "/" + c.st.rayClusterName +
                 " exists but is not owned by this RayJob (uid " + c.job.uid + "); not adopting it");
@@ -123,12 +112,8 @@ bool ensureCluster(Ctx& c) {
 
 // KubeRay's `state: ready` never goes back (W15); a HeadPodReady condition, when the
 // RayCluster controller writes one, is the current signal and must agree.
-bool clusterReadyNow(const json& clusterStatus) {
-  if (clusterStatus.value("state", "") != "ready") return false;
-  for (const auto& c : clusterStatus.value("conditions", json::array())) {
-    if (c.value("type", "") == "HeadPodReady") return c.value("status", "") == "True";
-  }
-  return true;
+bool clusterReadyNow(const ClusterView& cluster) {
+  return cluster.state == "ready" && cluster.headPodReady.value_or(true);
 }
 
 void decideInitializing(Ctx& c) {
@@ -139,9 +124,8 @@ void decideInitializing(Ctx& c) {
   if (deadlinesPassed(c, true, true)) return;
   if (!ensureCluster(c)) return;
   if (c.st.dashboardURL.empty()) {
-    const json& clusterStatus = objectAt(*c.o.cluster, "status");
-    if (!clusterReadyNow(clusterStatus)) {
-      c.st.rayClusterStatus = clusterStatus;
+    if (!clusterReadyNow(*c.o.cluster)) {
+      c.st.rayClusterStatus = c.o.cluster->status;
       c.plan.why = "waiting for RayCluster " + c.st.rayClusterName + " to be ready";
       return;
     }
@@ -149,13 +133,9 @@ void decideInitializing(Ctx& c) {
       c.plan.why = "waiting for the head Service of " + c.st.rayClusterName;
       return;
     }
-    int port = 8265;
-    for (const auto& p : (*c.o.headService)["spec"].value("ports", json::array())) {
-      if (p.value("name", "") == "dashboard") port = p.value("port", 8265);
-    }
-    c.st.rayClusterStatus = clusterStatus;
-    c.st.dashboardURL = (*c.o.headService)["metadata"].value("name", "") + "." + c.job.ns +
-                        ".svc." + c.cfg.clusterDomain + ":" + std::to_string(port);
+    c.st.rayClusterStatus = c.o.cluster->status;
+    c.st.dashboardURL = c.o.headService->name + "." + c.job.ns + ".svc." + c.cfg.clusterDomain +
+                        ":" + std::to_string(c.o.headService->dashboardPort);
   }
   if (c.job.spec.submissionMode == "InteractiveMode") {
     c.st.jobDeploymentStatus = "Waiting";
@@ -165,7 +145,7 @@ void decideInitializing(Ctx& c) {
     RayJob withStatus = c.job;
     withStatus.status = c.st;
     c.intent(Action::CreateSubmitterJob, c.job.name,
-             buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
+             submitterJobFor(withStatus, c.o.cluster->raw, c.st.failed + 1));
   }
   c.st.jobDeploymentStatus = "Running";
   c.plan.why = "cluster ready at " + c.st.dashboardURL + "; running";
@@ -190,30 +170,6 @@ void decideWaiting(Ctx& c) {
   c.st.jobDeploymentStatus = "Running";
 }
 
-ray::SubmitRequest submitRequest(const Ctx& c) {
-  ray::SubmitRequest r;
-  r.submissionId = c.st.jobId;
-  r.entrypoint = c.job.spec.entrypoint;
-  if (!c.job.spec.runtimeEnvYAML.empty()) r.runtimeEnv = runtimeEnvJson(c.job.spec.runtimeEnvYAML);
-  r.metadata = c.job.spec.metadata;
-  r.metadata["rayjournal.io/attempt"] = std::to_string(c.st.failed + 1);
-  r.entrypointNumCpus = c.job.spec.entrypointNumCpus;
-  r.entrypointNumGpus = c.job.spec.entrypointNumGpus;
-  return r;
-}
-
-json submitObject(const Ctx& c) {
-  ray::SubmitRequest r = submitRequest(c);
-  return {{"dashboard", c.st.dashboardURL},
-          {"submissionId", r.submissionId},
-          {"entrypoint", r.entrypoint},
-          {"runtimeEnv", r.runtimeEnv},
-          {"metadata", r.metadata},
-          {"entrypointNumCpus", r.entrypointNumCpus},
-          {"entrypointNumGpus", r.entrypointNumGpus},
-          {"entrypointResources", c.job.spec.entrypointResources}};
-}
-
 void recordStatusCheckFailure(Ctx& c, const std::string& error) {
   if (c.st.jobStatusCheckFailureStartTime.empty()) {
     c.st.jobStatusCheckFailureStartTime = toRfc3339(c.now);
@@ -231,7 +187,7 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
   c.st.message = info.message;
   if (info.startTimeMs) c.st.rayJobInfoStartTime = toRfc3339(int64_t(info.startTimeMs));
   if (info.endTimeMs) c.st.rayJobInfoEndTime = toRfc3339(int64_t(info.endTimeMs));
-  if (c.o.cluster) c.st.rayClusterStatus = c.o.cluster->value("status", json::object());
+  if (c.o.cluster) c.st.rayClusterStatus = c.o.cluster->status;
   bool hasSubmitter =
       c.job.spec.submissionMode == "K8sJobMode" || c.job.spec.submissionMode == "SidecarMode";
   if (ray::isTerminalRayStatus(info.status) && (!hasSubmitter || submitterFinished)) {
@@ -251,7 +207,7 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
 // SidecarMode: the submitter is a container of the head Pod (reference 2.11). Returns false
 // when the decision is already made (no head Pod).
 bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt,
-                  json& failedCondition) {
+                  std::string& failedReason, std::string& failedMessage) {
   if (c.o.headPods.size() > 1) {
     c.plan.why =
         std::to_string(c.o.headPods.size()) + " head Pods found for " + c.st.rayClusterName;
@@ -261,20 +217,14 @@ bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt,
     c.fail("AppFailed", "Ray head pod not found.");
     return false;
   }
-  for (const auto& cs :
-       c.o.headPods[0].value("status", json::object()).value("containerStatuses", json::array())) {
-    if (cs.value("name", "") != kSubmitterContainer) continue;
-    json terminated = cs.value("state", json::object()).value("terminated", json());
-    if (terminated.is_null()) continue;
-    finished = true;
-    finishedAt = terminated.value("finishedAt", "");
-    int exitCode = terminated.value("exitCode", 0);
-    if (exitCode != 0) {
-      failed = true;
-      failedCondition = {
-          {"reason", "SubmitterContainerFailed"},
-          {"message", "submitter container exited with code " + std::to_string(exitCode)}};
-    }
+  const HeadPodView& head = c.o.headPods[0];
+  if (!head.submitterExited) return true;
+  finished = true;
+  finishedAt = head.finishedAt;
+  if (head.exitCode != 0) {
+    failed = true;
+    failedReason = "SubmitterContainerFailed";
+    failedMessage = "submitter container exited with code " + std::to_string(head.exitCode);
   }
   return true;
 }
@@ -284,15 +234,100 @@ void reconcileJobHeadService(Ctx& c) {
   if (c.selectorMode() || !c.o.headService) return;
   if (!c.o.jobHeadService) {
     c.intent(Action::CreateHeadService, model::rayJobHeadServiceName(c.job.name),
-             buildJobHeadService(c.job, *c.o.headService, c.st.rayClusterName));
+             jobHeadServiceFor(c.job, c.o.headService->raw, c.st.rayClusterName));
     return;
   }
-  json selector = (*c.o.jobHeadService)["spec"].value("selector", json::object());
-  if (selector.value("ray.io/cluster", "") != c.st.rayClusterName) {
-    json updated = *c.o.jobHeadService;
-    updated["spec"]["selector"]["ray.io/cluster"] = c.st.rayClusterName;
-    c.intent(Action::UpdateHeadService, model::rayJobHeadServiceName(c.job.name), updated);
+  if (c.o.jobHeadService->selectorCluster != c.st.rayClusterName) {
+    c.intent(Action::UpdateHeadService, model::rayJobHeadServiceName(c.job.name),
+             withClusterSelector(c.o.jobHeadService->raw, c.st.rayClusterName));
   }
+}
+
+// How the attempt's submitter (the K8sJobMode Job, or the SidecarMode container) stands.
+struct SubmitterState {
+  bool finished = false;
+  bool failed = false;
+  std::string finishedAt, failedReason, failedMessage;
+};
+
+// Returns false when the decision is already made (the attempt failed, or no usable head Pod).
+bool submitterState(Ctx& c, SubmitterState& s) {
+  if (c.job.spec.submissionMode == "K8sJobMode" && c.o.submitter) {
+    s.failed = c.o.submitter->failed;
+    s.finished = c.o.submitter->complete || s.failed;
+    if (s.finished) {
+      s.finishedAt = c.o.submitter->finishedAt;
+      s.failedReason = c.o.submitter->failedReason;
+      s.failedMessage = c.o.submitter->failedMessage;
+    }
+  }
+  if (c.job.spec.submissionMode == "SidecarMode")
+    return checkSidecar(c, s.finished, s.failed, s.finishedAt, s.failedReason, s.failedMessage);
+  return true;
+}
+
+// W6: the submitter was deleted by someone; recreate it under the same submission id (the submit
+// command is idempotent), instead of looping on NotFound.
+void recreateSubmitter(Ctx& c) {
+  RayJob withStatus = c.job;
+  withStatus.status = c.st;
+  c.observe(events::ChildMissing{"Job", c.job.name, c.st.jobId});
+  c.intent(Action::CreateSubmitterJob, c.job.name,
+           submitterJobFor(withStatus, c.o.cluster->raw, c.st.failed + 1));
+  c.event("Warning", "SubmitterJobRecreated",
+          "submitter Job " + c.job.ns + "/" + c.job.name +
+              " was missing; recreated it for submission " + c.st.jobId);
+}
+
+// Ray knows the job. Returns true when the decision is made.
+bool onRayAnswer(Ctx& c, const ray::JobInfo& info, const SubmitterState& sub) {
+  applyRayInfo(c, info, sub.finished);
+  if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return true;
+  if (ray::isTerminalRayStatus(info.status) && !c.st.rayJobInfoEndTime.empty() &&
+      c.passed(c.st.rayJobInfoEndTime, c.cfg.transitionGracePeriodMs)) {
+    if (info.status == "FAILED") {
+      c.fail("JobDeploymentStatusTransitionGracePeriodExceeded",
+             "The RayJob deployment status did not reach a terminal state within the grace period");
+    } else {
+      c.st.jobDeploymentStatus = "Complete";
+      c.st.reason = "JobDeploymentStatusTransitionGracePeriodExceeded";
+    }
+    return true;
+  }
+  if (sub.finished && !ray::isTerminalRayStatus(info.status) &&
+      c.passed(sub.finishedAt, c.cfg.submitterFinishedTimeoutMs)) {
+    c.st.jobStatus = "FAILED";
+    c.fail("JobDeploymentStatusTransitionGracePeriodExceeded",
+           "submitter finished at " + sub.finishedAt +
+               " but the ray job did not reach terminal state within " +
+               std::to_string(c.cfg.submitterFinishedTimeoutMs / 1000) + "s");
+    return true;
+  }
+  return false;
+}
+
+// Ray answered 404 for the submission. Returns true when the decision is made.
+bool onRayNotFound(Ctx& c, const SubmitterState& sub) {
+  // The status check itself succeeded, so an earlier failure streak is over (KubeRay keeps the
+  // timer running through 404s and can time out a healthy wait).
+  c.st.jobStatusCheckFailureStartTime = "";
+  if (c.job.spec.submissionMode == "HTTPMode") {
+    if (c.facts.submittedIds.count(c.st.jobId)) {
+      // W8: the journal says Ray accepted this id; a 404 now means Ray lost the record.
+      c.fail("RayJobRecordLost", "Ray job " + c.st.jobId +
+                                     " was submitted (journaled) but the Ray cluster no longer "
+                                     "knows it");
+      return true;
+    }
+    c.intent(Action::SubmitRayJob, c.st.jobId, submitRequestFor(c.job, c.st));
+    c.plan.why = "submitting " + c.st.jobId + " over HTTP";
+  } else if (sub.finished && !sub.failed) {
+    c.fail("AppFailed", "Submitter completed but Ray job not found in RayCluster.");
+    return true;
+  } else {
+    c.plan.why = "waiting for the submitter to submit " + c.st.jobId;
+  }
+  return false;
 }
 
 void decideRunning(Ctx& c) {
@@ -300,96 +335,36 @@ void decideRunning(Ctx& c) {
     c.st.jobDeploymentStatus = "Suspending";
     return;
   }
-  bool k8sJob = c.job.spec.submissionMode == "K8sJobMode";
-  if (!c.selectorMode() &&
-      (!c.o.cluster || (*c.o.cluster)["metadata"].contains("deletionTimestamp"))) {
+  if (!c.selectorMode() && (!c.o.cluster || c.o.cluster->deleting)) {
     // W7: never recreate a cluster the attempt already ran on; the attempt failed.
     c.fail("RayClusterDeleted",
            "RayCluster " + c.st.rayClusterName + " was deleted while the job was running");
     return;
   }
-  std::string finishedAt;
-  json failedCondition;
-  bool submitterFailed = k8sJob && c.o.submitter &&
-                         conditionTrue(*c.o.submitter, "Failed", &finishedAt, &failedCondition);
-  bool submitterFinished =
-      k8sJob && c.o.submitter &&
-      (conditionTrue(*c.o.submitter, "Complete", &finishedAt) || submitterFailed);
-  if (c.job.spec.submissionMode == "SidecarMode") {
-    if (!checkSidecar(c, submitterFinished, submitterFailed, finishedAt, failedCondition)) return;
-  }
+  SubmitterState sub;
+  if (!submitterState(c, sub)) return;
   reconcileJobHeadService(c);
-  if (k8sJob && !c.o.submitter) {
-    // W6: the submitter was deleted by someone; recreate it under the same submission id (the
-    // submit command is idempotent), instead of looping on NotFound.
-    RayJob withStatus = c.job;
-    withStatus.status = c.st;
-    c.observe(events::ChildMissing{"Job", c.job.name, c.st.jobId});
-    c.intent(Action::CreateSubmitterJob, c.job.name,
-             buildSubmitterJob(withStatus, *c.o.cluster, c.st.failed + 1));
-    c.event("Warning", "SubmitterJobRecreated",
-            "submitter Job " + c.job.ns + "/" + c.job.name +
-                " was missing; recreated it for submission " + c.st.jobId);
-  }
+  if (c.job.spec.submissionMode == "K8sJobMode" && !c.o.submitter) recreateSubmitter(c);
   const RayProbe& ray = c.o.ray;
   // W4: Ray is asked before any elapsed-time rule, so downtime never fails a finished job.
   if (ray.reachable && ray.info) {
-    applyRayInfo(c, *ray.info, submitterFinished);
-    if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return;
-    if (ray::isTerminalRayStatus(ray.info->status) && !c.st.rayJobInfoEndTime.empty() &&
-        c.passed(c.st.rayJobInfoEndTime, c.cfg.transitionGracePeriodMs)) {
-      if (ray.info->status == "FAILED")
-        c.fail(
-            "JobDeploymentStatusTransitionGracePeriodExceeded",
-            "The RayJob deployment status did not reach a terminal state within the grace period");
-      else {
-        c.st.jobDeploymentStatus = "Complete";
-        c.st.reason = "JobDeploymentStatusTransitionGracePeriodExceeded";
-      }
-      return;
-    }
-    if (submitterFinished && !ray::isTerminalRayStatus(ray.info->status) &&
-        c.passed(finishedAt, c.cfg.submitterFinishedTimeoutMs)) {
-      c.st.jobStatus = "FAILED";
-      c.fail("JobDeploymentStatusTransitionGracePeriodExceeded",
-             "submitter finished at " + finishedAt +
-                 " but the ray job did not reach terminal state within " +
-                 std::to_string(c.cfg.submitterFinishedTimeoutMs / 1000) + "s");
-      return;
-    }
-  } else if (ray.reachable && !ray.info) {
-    // Ray answered: the status check itself succeeded, so an earlier failure streak is over
-    // (KubeRay keeps the timer running through 404s and can time out a healthy wait).
-    c.st.jobStatusCheckFailureStartTime = "";
-    if (c.job.spec.submissionMode == "HTTPMode") {
-      if (c.facts.submittedIds.count(c.st.jobId)) {
-        // W8: the journal says Ray accepted this id; a 404 now means Ray lost the record.
-        c.fail("RayJobRecordLost",
-               "Ray job " + c.st.jobId +
-                   " was submitted (journaled) but the Ray cluster no longer knows it");
-        return;
-      }
-      c.intent(Action::SubmitRayJob, c.st.jobId, submitObject(c));
-      c.plan.why = "submitting " + c.st.jobId + " over HTTP";
-    } else if (submitterFinished && !submitterFailed) {
-      c.fail("AppFailed", "Submitter completed but Ray job not found in RayCluster.");
-      return;
-    } else {
-      c.plan.why = "waiting for the submitter to submit " + c.st.jobId;
-    }
+    if (onRayAnswer(c, *ray.info, sub)) return;
+  } else if (ray.reachable) {
+    if (onRayNotFound(c, sub)) return;
   } else if (ray.asked) {
     recordStatusCheckFailure(c, ray.error);
     if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return;
   }
-  if (submitterFailed && !(ray.reachable && ray.info) && !(ray.asked && !ray.reachable)) {
+  bool rayKnowsIt = ray.reachable && ray.info;
+  bool rayUnreachable = ray.asked && !ray.reachable;
+  if (sub.failed && !rayKnowsIt && !rayUnreachable) {
     // W5: only a failed submitter and a Ray that does not know the job fail the attempt; while
     // Ray cannot be asked, wait (the status-check timeout bounds the wait).
     if (c.st.jobStatus == "FAILED")
       c.fail("AppFailed", c.st.message);
     else
-      c.fail("SubmissionFailed",
-             "Job submission has failed. Reason: " + failedCondition.value("reason", "") +
-                 ". Message: " + failedCondition.value("message", ""));
+      c.fail("SubmissionFailed", "Job submission has failed. Reason: " + sub.failedReason +
+                                     ". Message: " + sub.failedMessage);
     return;
   }
   deadlinesPassed(c, true, false);
@@ -401,26 +376,24 @@ void decideTeardown(Ctx& c) {
   const RayProbe& ray = c.o.ray;
   if (ray.reachable && ray.info && !ray::isTerminalRayStatus(ray.info->status) &&
       c.facts.stopAttempts < c.cfg.maxStopAttempts) {
-    c.intent(Action::StopRayJob, c.st.jobId, {{"dashboard", c.st.dashboardURL}});
+    c.intent(Action::StopRayJob, c.st.jobId, stopRequestFor(c.st.dashboardURL));
     c.plan.why = "stopping Ray job " + c.st.jobId + " before teardown";
     return;
   }
   if (!c.selectorMode() && c.o.cluster) {
     gone = false;
-    if (!(*c.o.cluster)["metadata"].contains("deletionTimestamp"))
-      c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
+    if (!c.o.cluster->deleting) c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
   }
   if (c.job.spec.submissionMode == "K8sJobMode" && c.o.submitter) {
     gone = false;
-    if (!(*c.o.submitter)["metadata"].contains("deletionTimestamp"))
-      c.intent(Action::DeleteSubmitterJob, c.job.name);
+    if (!c.o.submitter->deleting) c.intent(Action::DeleteSubmitterJob, c.job.name);
   }
   if (!gone) {
     c.plan.why = "waiting for the children of " + c.job.key() + " to be deleted";
     return;
   }
   bool retrying = c.st.jobDeploymentStatus == "Retrying";
-  c.st.rayClusterStatus = json::object();
+  c.st.rayClusterStatus = model::Document();
   c.st.rayClusterName = c.st.dashboardURL = c.st.jobId = c.st.message = c.st.reason = "";
   c.st.rayJobInfoStartTime = c.st.rayJobInfoEndTime = c.st.jobStatusCheckFailureStartTime =
       c.st.jobStatus = "";
@@ -429,15 +402,11 @@ void decideTeardown(Ctx& c) {
 }
 
 bool clusterGoneOrGoing(const Ctx& c) {
-  return !c.o.cluster || (*c.o.cluster)["metadata"].contains("deletionTimestamp");
+  return !c.o.cluster || c.o.cluster->deleting;
 }
 
 bool workersSuspended(const Ctx& c) {
-  if (clusterGoneOrGoing(c)) return true;
-  for (const auto& g : (*c.o.cluster)["spec"].value("workerGroupSpecs", json::array())) {
-    if (!g.value("suspend", false)) return false;
-  }
-  return true;
+  return clusterGoneOrGoing(c) || c.o.cluster->workersSuspended;
 }
 
 int impact(const std::string& policy) {
@@ -453,9 +422,8 @@ void executePolicy(Ctx& c, const std::string& policy) {
   } else if (policy == "DeleteCluster" && !clusterGoneOrGoing(c)) {
     c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
   } else if (policy == "DeleteWorkers" && !workersSuspended(c)) {
-    json cluster = *c.o.cluster;
-    for (auto& g : cluster["spec"]["workerGroupSpecs"]) g["suspend"] = true;
-    c.intent(Action::SuspendWorkerGroups, c.st.rayClusterName, cluster);
+    c.intent(Action::SuspendWorkerGroups, c.st.rayClusterName,
+             withWorkersSuspended(c.o.cluster->raw));
   }
   c.plan.why = "deletion policy " + policy + " is due";
 }
@@ -470,16 +438,14 @@ bool dueAfter(Ctx& c, int64_t ttlSeconds) {
   return false;
 }
 
-void deletionRules(Ctx& c, const json& rules) {
+void deletionRules(Ctx& c, const std::vector<DeletionRule>& rules) {
   std::string best;
   for (const auto& rule : rules) {
-    json cond = rule.value("condition", json::object());
-    bool matches = (cond.contains("jobStatus") && cond["jobStatus"] == c.st.jobStatus) ||
-                   (cond.contains("jobDeploymentStatus") &&
-                    cond["jobDeploymentStatus"] == c.st.jobDeploymentStatus);
+    bool matches = rule.jobStatus == c.st.jobStatus ||
+                   rule.jobDeploymentStatus == c.st.jobDeploymentStatus;
     if (!matches) continue;
-    std::string policy = rule.value("policy", "DeleteNone");
-    if (!dueAfter(c, cond.value("ttlSeconds", 0))) continue;
+    const std::string& policy = rule.policy;
+    if (!dueAfter(c, rule.ttlSeconds)) continue;
     bool done = policy == "DeleteNone" || (policy == "DeleteCluster" && clusterGoneOrGoing(c)) ||
                 (policy == "DeleteWorkers" && workersSuspended(c));
     if (!done && impact(policy) > impact(best)) best = policy;
@@ -487,23 +453,21 @@ void deletionRules(Ctx& c, const json& rules) {
   if (!best.empty()) executePolicy(c, best);  // only the most impactful overdue rule
 }
 
-void legacyDeletionPolicy(Ctx& c, const json& strategy) {
-  const char* which = c.st.jobStatus == "SUCCEEDED" ? "onSuccess"
-                      : c.st.jobStatus == "FAILED"  ? "onFailure"
-                                                    : nullptr;
-  if (!which) return;
-  std::string policy = strategy.value(which, json::object()).value("policy", "DeleteNone");
-  if (policy == "DeleteNone") return;
-  if (dueAfter(c, c.job.spec.ttlSecondsAfterFinished)) executePolicy(c, policy);
+void legacyDeletionPolicy(Ctx& c, const DeletionStrategy& strategy) {
+  const std::string* policy = c.st.jobStatus == "SUCCEEDED" ? &strategy.onSuccessPolicy
+                              : c.st.jobStatus == "FAILED"  ? &strategy.onFailurePolicy
+                                                            : nullptr;
+  if (!policy || *policy == "DeleteNone") return;
+  if (dueAfter(c, c.job.spec.ttlSecondsAfterFinished)) executePolicy(c, *policy);
 }
 
 void decideFinished(Ctx& c) {
   c.plan.requeueAfterMs.reset();
   if (c.selectorMode()) return;  // never delete a cluster we did not create
-  const json& strategy = *c.job.spec.deletionStrategy;
-  if (strategy.is_object()) {
-    if (strategy.contains("deletionRules"))
-      deletionRules(c, strategy["deletionRules"]);
+  const DeletionStrategy& strategy = c.job.spec.deletionStrategy;
+  if (strategy.set) {
+    if (strategy.hasRules)
+      deletionRules(c, strategy.rules);
     else
       legacyDeletionPolicy(c, strategy);
     return;
@@ -529,7 +493,7 @@ void decideDeletion(Ctx& c) {
   bool running = ray.reachable && ray.info && !ray::isTerminalRayStatus(ray.info->status);
   bool unknown = ray.asked && !ray.reachable;
   if ((running || unknown) && c.facts.stopAttempts < c.cfg.maxStopAttempts) {
-    c.intent(Action::StopRayJob, c.st.jobId, {{"dashboard", c.st.dashboardURL}});
+    c.intent(Action::StopRayJob, c.st.jobId, stopRequestFor(c.st.dashboardURL));
     c.plan.why = "RayJob deleted: stopping Ray job " + c.st.jobId + " (attempt " +
                  std::to_string(c.facts.stopAttempts + 1) + ")";
     return;
@@ -614,7 +578,7 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
   RayJobStatus ignoringMessage = c.st;
   ignoringMessage.message = c.job.status.message;
   if (ignoringMessage != c.job.status)
-    c.intent(Action::WriteStatus, c.job.name, statusToJson(c.st));
+    c.intent(Action::WriteStatus, c.job.name, statusObject(c.st));
   return std::move(c.plan);
 }
 

@@ -11,7 +11,8 @@ namespace rayjournal::controller {
 namespace {
 
 bool isHeadPod(const Intent& intent) {
-  const json& labels = model::objectAt(model::objectAt(intent.object, "metadata"), "labels");
+  if (!intent.object) return false;
+  const json& labels = model::objectAt(model::objectAt(*intent.object, "metadata"), "labels");
   return model::stringAt(labels, "ray.io/node-type") == "head";
 }
 
@@ -154,7 +155,7 @@ events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& c
     case Action::SuspendWorkerGroups:
       return suspendWorkers(s, intent);
     case Action::UpdateHeadService:
-      kube_.update("Service", std::move(intent.object));
+      kube_.update("Service", std::move(*intent.object));
       postEvent(s, {"Normal", "UpdatedService", "Updated Service " + s.ns + "/" + intent.target});
       return events::Result::Ok;
     case Action::SubmitRayJob:
@@ -162,7 +163,7 @@ events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& c
       return runRay(intent);
     case Action::WriteStatus: {
       json doc = *current;
-      doc["status"] = std::move(intent.object);
+      doc["status"] = std::move(*intent.object);
       current = kube_.updateStatus(s.kind, std::move(doc));
       return events::Result::Ok;
     }
@@ -171,22 +172,23 @@ events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& c
 }
 
 events::Result Executor::runRay(Intent& intent) {
-  const std::string dashboard = intent.object.value("dashboard", "");
+  const json& request = *intent.object;
+  const std::string dashboard = request.value("dashboard", "");
   if (intent.action == Action::StopRayJob)
     return ray_.stop(dashboard, intent.target) ? events::Result::Ok : events::Result::AlreadyDone;
   ray::SubmitRequest r;
-  r.submissionId = intent.object.value("submissionId", "");
-  r.entrypoint = intent.object.value("entrypoint", "");
-  r.runtimeEnv = intent.object.value("runtimeEnv", json());
-  r.metadata = intent.object.value("metadata", std::map<std::string, std::string>{});
-  r.entrypointNumCpus = intent.object.value("entrypointNumCpus", 0.0);
-  r.entrypointNumGpus = intent.object.value("entrypointNumGpus", 0.0);
+  r.submissionId = request.value("submissionId", "");
+  r.entrypoint = request.value("entrypoint", "");
+  r.runtimeEnv = request.value("runtimeEnv", json());
+  r.metadata = request.value("metadata", std::map<std::string, std::string>{});
+  r.entrypointNumCpus = request.value("entrypointNumCpus", 0.0);
+  r.entrypointNumGpus = request.value("entrypointNumGpus", 0.0);
   return ray_.submit(dashboard, r) == ray::SubmitResult::Submitted ? events::Result::Ok : events::Result::AlreadyDone;
 }
 
 events::Result Executor::suspendWorkers(const Subject& s, Intent& intent) {
   try {
-    kube_.update("RayCluster", std::move(intent.object));
+    kube_.update("RayCluster", std::move(*intent.object));
     postEvent(s, {"Normal", "UpdatedRayCluster",
                   "Suspended the worker groups of RayCluster " + s.ns + "/" + intent.target});
     return events::Result::Ok;
@@ -204,7 +206,7 @@ events::Result Executor::create(const Subject& s, const std::string& kind, Inten
   const std::string created = createdReason(kind, intent, false);
   const std::string failed = createdReason(kind, intent, true);
   try {
-    kube_.create(kind, std::move(intent.object));
+    kube_.create(kind, std::move(*intent.object));
     postEvent(s, {"Normal", created,
                   "Created " + kind + " " + s.ns + "/" + intent.target});
     return events::Result::Ok;

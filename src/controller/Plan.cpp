@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/JsonAccess.h"
 
 namespace rayjournal::controller {
@@ -10,6 +12,8 @@ events::IntentBody Intent::journalBody() const {
   events::IntentBody body;
   body.action = action;
   body.target = target;
+  static const json kNone;
+  const json& object = this->object ? *this->object : kNone;
   if (action == Action::WriteStatus) {
     for (const char* k : {"jobDeploymentStatus", "jobStatus", "rayClusterName", "jobId", "reason",
                           "failed", "succeeded", "startTime", "endTime", "state",

@@ -4,15 +4,15 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "adapters/ray/RayJobsClient.h"
+#include "adapters/ray/JobInfo.h"
 #include "events/Events.h"
 #include "controller/RayJob.h"
+#include "controller/Views.h"
 #include "projection/JobFacts.h"
 
 namespace rayjournal::controller {
@@ -24,7 +24,7 @@ using events::actionName;
 struct Intent {
   Action action;
   std::string target;        // name of the object (or submission id) acted on
-  json object;               // the object to create, the status to write, or the submit request
+  model::ApiObject object;  // the object to create, the status to write, or the request for Ray
   // What is journaled of it (identity, not whole objects); why and rayjob are the Executor's.
   events::IntentBody journalBody() const;
 };
@@ -51,14 +51,14 @@ struct RayProbe {
   std::string error;
 };
 
+// The RayJob and its children as the cache held them, as views (Views.h); nullopt when absent.
 struct Observed {
   RayJob job;
-  // Objects as the cache holds them (shared, never modified); null when absent.
-  std::shared_ptr<const json> cluster;         // RayCluster status.rayClusterName
-  std::shared_ptr<const json> headService;     // the cluster's head Service
-  std::shared_ptr<const json> submitter;       // batch Job named after the RayJob
-  std::shared_ptr<const json> jobHeadService;  // the RayJob-level Service <rayjob>-head-svc
-  std::vector<json> headPods;                  // SidecarMode: Pods labelled as the cluster's head
+  std::optional<ClusterView> cluster;           // RayCluster status.rayClusterName
+  std::optional<ServiceView> headService;       // the cluster's head Service
+  std::optional<SubmitterView> submitter;       // batch Job named after the RayJob
+  std::optional<ServiceView> jobHeadService;    // the RayJob-level Service <rayjob>-head-svc
+  std::vector<HeadPodView> headPods;            // SidecarMode: Pods labelled as the cluster's head
   RayProbe ray;
 };
 

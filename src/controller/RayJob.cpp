@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/JsonAccess.h"
 
 namespace rayjournal::controller {
@@ -32,20 +34,39 @@ std::map<std::string, std::string> stringMap(const json& object, const char* nam
   return field<std::map<std::string, std::string>>(object, name, {}, path);
 }
 
-// The member as a pointer that keeps the whole document alive (aliasing shared_ptr).
-std::shared_ptr<const json> sharedMember(const std::shared_ptr<const json>& document,
-                                         const json& object, const char* name) {
+// The member as a Document that keeps the whole document alive (aliasing shared_ptr).
+model::Document sharedMember(const std::shared_ptr<const json>& document, const json& object,
+                             const char* name) {
   auto it = object.find(name);
-  if (it == object.end() || it->is_null()) return nullDocument();
-  return std::shared_ptr<const json>(document, &*it);
+  if (it == object.end() || it->is_null()) return model::Document();
+  return model::Document(std::shared_ptr<const json>(document, &*it));
+}
+
+std::optional<std::string> optionalText(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+// Lenient: a wrong type reads as the default, and validation names the field.
+DeletionStrategy deletionStrategyOf(const json& d) {
+  DeletionStrategy out;
+  if (!d.is_object()) return out;
+  out.set = true;
+  out.hasRules = d.contains("deletionRules");
+  for (const auto& rule : arrayAt(d, "deletionRules")) {
+    const json& cond = objectAt(rule, "condition");
+    const json& ttl = memberAt(cond, "ttlSeconds");
+    out.rules.push_back({optionalText(rule, "policy").value_or("DeleteNone"),
+                         optionalText(cond, "jobStatus"), optionalText(cond, "jobDeploymentStatus"),
+                         ttl.is_number_integer() ? ttl.get<int64_t>() : 0});
+  }
+  out.onSuccessPolicy = optionalText(objectAt(d, "onSuccess"), "policy").value_or("DeleteNone");
+  out.onFailurePolicy = optionalText(objectAt(d, "onFailure"), "policy").value_or("DeleteNone");
+  return out;
 }
 
 }  // namespace
-
-const std::shared_ptr<const json>& nullDocument() {
-  static const auto null = std::make_shared<const json>();
-  return null;
-}
 
 bool RayJob::hasFinalizer() const {
   return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
@@ -70,7 +91,8 @@ RayJobStatus statusFromJson(const json& s) {
   st.endTime = field<std::string>(s, "endTime", "", p);
   st.succeeded = field<int32_t>(s, "succeeded", 0, p);
   st.failed = field<int32_t>(s, "failed", 0, p);
-  st.rayClusterStatus = objectAt(s, "rayClusterStatus");
+  if (!objectAt(s, "rayClusterStatus").empty())
+    st.rayClusterStatus = model::Document(s["rayClusterStatus"]);
   const json& info = objectAt(s, "rayJobInfo");
   st.rayJobInfoStartTime = field<std::string>(info, "startTime", "", p + ".rayJobInfo");
   st.rayJobInfoEndTime = field<std::string>(info, "endTime", "", p + ".rayJobInfo");
@@ -122,9 +144,14 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   s.entrypointNumCpus = field<double>(spec, "entrypointNumCpus", 0, p);
   s.entrypointNumGpus = field<double>(spec, "entrypointNumGpus", 0, p);
   s.entrypointResources = field<std::string>(spec, "entrypointResources", "", p);
-  s.deletionStrategy = sharedMember(job.raw, spec, "deletionStrategy");
+  s.deletionStrategyDocument = sharedMember(job.raw, spec, "deletionStrategy");
+  s.deletionStrategy = deletionStrategyOf(s.deletionStrategyDocument.get());
   job.status = statusFromJson(objectAt(doc, "status"));
   return job;
+}
+
+model::ApiObject statusObject(const RayJobStatus& status) {
+  return std::make_shared<json>(statusToJson(status));
 }
 
 json statusToJson(const RayJobStatus& st) {
@@ -143,7 +170,8 @@ json statusToJson(const RayJobStatus& st) {
   put("endTime", st.endTime);
   s["succeeded"] = st.succeeded;
   s["failed"] = st.failed;
-  if (!st.rayClusterStatus.empty()) s["rayClusterStatus"] = st.rayClusterStatus;
+  const json& clusterStatus = st.rayClusterStatus.get();
+  if (clusterStatus.is_object() && !clusterStatus.empty()) s["rayClusterStatus"] = clusterStatus;
   json info = json::object();
   if (!st.rayJobInfoStartTime.empty()) info["startTime"] = st.rayJobInfoStartTime;
   if (!st.rayJobInfoEndTime.empty()) info["endTime"] = st.rayJobInfoEndTime;

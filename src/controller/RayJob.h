@@ -1,39 +1,52 @@
 // Typed RayJob (ray.io/v1) as the decision logic sees it, parsed from the API document. The raw
-// document is kept beside the struct so that write-backs preserve fields we do not model.
+// document is kept beside the struct so that write-backs preserve fields we do not model; the
+// parts nobody models (the cluster spec, the submitter template) are Documents the builders read.
+// No JSON here: parsing and serializing live in RayJob.cpp.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace rayjournal::controller {
+#include "model/Document.h"
 
-using nlohmann::json;
+namespace rayjournal::controller {
 
 inline constexpr const char* kFinalizer = "ray.io/rayjob-finalizer";
 
-// A shared null document: what an absent field of RayJobSpec points to.
-const std::shared_ptr<const json>& nullDocument();
+// spec.deletionStrategy as the decision reads it (validation reads the raw document and reports
+// what is wrong before the decision uses this).
+struct DeletionRule {
+  std::string policy = "DeleteNone";
+  std::optional<std::string> jobStatus;  // the condition: this Ray job status ...
+  std::optional<std::string> jobDeploymentStatus;  // ... or this deployment status
+  int64_t ttlSeconds = 0;
+};
+struct DeletionStrategy {
+  bool set = false;       // spec.deletionStrategy is an object
+  bool hasRules = false;  // deletionRules (else the legacy onSuccess / onFailure)
+  std::vector<DeletionRule> rules;
+  std::string onSuccessPolicy = "DeleteNone";
+  std::string onFailurePolicy = "DeleteNone";
+};
 
 struct RayJobSpec {
   std::string entrypoint;
   std::string runtimeEnvYAML;
   std::string jobId;
   std::string submissionMode = "K8sJobMode";
-  // Members of the raw document, shared with it (never copied); they point to a null value when
-  // the field is absent.
-  std::shared_ptr<const json> rayClusterSpec = nullDocument();
+  // Members of the raw document, shared with it (never copied); null when the field is absent.
+  model::Document rayClusterSpec;
   std::map<std::string, std::string> clusterSelector;
   bool shutdownAfterJobFinishes = false;
   int32_t ttlSecondsAfterFinished = 0;
   std::optional<int32_t> activeDeadlineSeconds;
   std::optional<int32_t> preRunningDeadlineSeconds;
   std::optional<int32_t> backoffLimit;
-  std::shared_ptr<const json> submitterPodTemplate = nullDocument();
+  model::Document submitterPodTemplate;
   std::optional<int32_t> submitterBackoffLimit;
   bool suspend = false;
   std::optional<std::string> managedBy;
@@ -41,7 +54,8 @@ struct RayJobSpec {
   double entrypointNumCpus = 0;
   double entrypointNumGpus = 0;
   std::string entrypointResources;
-  std::shared_ptr<const json> deletionStrategy = nullDocument();
+  model::Document deletionStrategyDocument;  // as written, for validation
+  DeletionStrategy deletionStrategy;
 };
 
 struct RayJobStatus {
@@ -56,7 +70,7 @@ struct RayJobStatus {
   std::string endTime;
   int32_t succeeded = 0;
   int32_t failed = 0;
-  json rayClusterStatus = json::object();
+  model::Document rayClusterStatus;  // the RayCluster's status as last copied (null: none)
   std::string rayJobInfoStartTime;
   std::string rayJobInfoEndTime;
   std::string jobStatusCheckFailureStartTime;
@@ -76,17 +90,19 @@ struct RayJob {
   std::map<std::string, std::string> annotations;
   RayJobSpec spec;
   RayJobStatus status;
-  std::shared_ptr<const json> raw;  // the document as read, shared with the cache
+  std::shared_ptr<const nlohmann::json> raw;  // the document as read, shared with the cache
 
   bool hasFinalizer() const;
   std::string key() const { return ns + "/" + name; }
 };
 
 // Throws std::invalid_argument naming the field when a field has the wrong type.
-RayJob parseRayJob(const json& document);
-RayJob parseRayJob(std::shared_ptr<const json> document);
-json statusToJson(const RayJobStatus& status);
-RayJobStatus statusFromJson(const json& status);
+RayJob parseRayJob(const nlohmann::json& document);
+RayJob parseRayJob(std::shared_ptr<const nlohmann::json> document);
+// The status document to write (a WriteStatus intent's object).
+model::ApiObject statusObject(const RayJobStatus& status);
+nlohmann::json statusToJson(const RayJobStatus& status);
+RayJobStatus statusFromJson(const nlohmann::json& status);
 
 bool isTerminalDeploymentStatus(const std::string& status);  // Complete or Failed
 

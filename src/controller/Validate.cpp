@@ -1,6 +1,8 @@
 #include "controller/Validate.h"
 
+#include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -31,7 +33,7 @@ std::optional<ValidationError> validateMetadata(const RayJob& job) {
 
 std::optional<ValidationError> validateClusterSource(const RayJobSpec& s) {
   bool selector = !s.clusterSelector.empty();
-  if (s.rayClusterSpec->is_null() && !selector)
+  if (s.rayClusterSpec.get().is_null() && !selector)
     return spec("spec.rayClusterSpec: one of rayClusterSpec or clusterSelector must be set");
   if (selector) {
     auto it = s.clusterSelector.find("ray.io/cluster");
@@ -43,17 +45,17 @@ std::optional<ValidationError> validateClusterSource(const RayJobSpec& s) {
       return spec("spec.backoffLimit: must be 0 with clusterSelector");
     if (s.suspend) return spec("spec.suspend: cannot be used with clusterSelector");
   }
-  if (!s.rayClusterSpec->is_null()) {
-    const json& head = objectAt(*s.rayClusterSpec, "headGroupSpec");
+  if (!s.rayClusterSpec.get().is_null()) {
+    const json& head = objectAt(s.rayClusterSpec.get(), "headGroupSpec");
     if (arrayAt(objectAt(objectAt(head, "template"), "spec"), "containers").empty()) {
       return spec(
           "spec.rayClusterSpec.headGroupSpec.template.spec.containers: the head group needs at "
           "least one container");
     }
-    if (objectAt(*s.rayClusterSpec, "authOptions").value("enableK8sTokenAuth", false)) {
+    if (objectAt(s.rayClusterSpec.get(), "authOptions").value("enableK8sTokenAuth", false)) {
       return spec("spec.rayClusterSpec.authOptions.enableK8sTokenAuth: not supported for RayJob");
     }
-    for (const auto& g : arrayAt(*s.rayClusterSpec, "workerGroupSpecs")) {
+    for (const auto& g : arrayAt(s.rayClusterSpec.get(), "workerGroupSpecs")) {
       int min = g.value("minReplicas", 0), max = g.value("maxReplicas", 2147483647);
       if (min < 0 || min > max)
         return spec("spec.rayClusterSpec.workerGroupSpecs[" + g.value("groupName", "") +
@@ -71,11 +73,11 @@ std::optional<ValidationError> validateModes(const RayJobSpec& s) {
   if (s.submissionMode == "InteractiveMode" && s.backoffLimit.value_or(0) > 0)
     return spec("spec.backoffLimit: must be 0 in InteractiveMode");
   if (s.submissionMode == "SidecarMode") {
-    if (!s.submitterPodTemplate->is_null())
+    if (!s.submitterPodTemplate.get().is_null())
       return spec("spec.submitterPodTemplate: not allowed in SidecarMode");
     if (s.submitterBackoffLimit) return spec("spec.submitterConfig: not allowed in SidecarMode");
     std::string restart = stringAt(
-        objectAt(objectAt(objectAt(*s.rayClusterSpec, "headGroupSpec"), "template"), "spec"),
+        objectAt(objectAt(objectAt(s.rayClusterSpec.get(), "headGroupSpec"), "template"), "spec"),
         "restartPolicy");
     if (!restart.empty() && restart != "Never")
       return spec(
@@ -90,7 +92,7 @@ std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
     return spec("spec.suspend: a suspended RayJob requires spec.shutdownAfterJobFinishes=true");
   if (s.ttlSecondsAfterFinished < 0) return spec("spec.ttlSecondsAfterFinished: must be >= 0");
   if (s.ttlSecondsAfterFinished > 0 && !s.shutdownAfterJobFinishes &&
-      s.deletionStrategy->is_null()) {
+      s.deletionStrategyDocument.get().is_null()) {
     return spec(
         "spec.ttlSecondsAfterFinished: only meaningful with spec.shutdownAfterJobFinishes=true");
   }
@@ -103,7 +105,7 @@ std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
 }
 
 std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
-  const json& d = *s.deletionStrategy;
+  const json& d = s.deletionStrategyDocument.get();
   if (d.is_null()) return std::nullopt;
   if (!d.is_object() || d.empty())
     return spec("spec.deletionStrategy: must set deletionRules or onSuccess/onFailure");
@@ -119,7 +121,7 @@ std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
     if (!known.count(policy)) return spec(where + ": unknown policy \"" + policy + "\"");
     if (selector && (policy == "DeleteCluster" || policy == "DeleteWorkers"))
       return spec(where + ": " + policy + " is not allowed with clusterSelector");
-    if (policy == "DeleteWorkers" && s.rayClusterSpec->value("enableInTreeAutoscaling", false)) {
+    if (policy == "DeleteWorkers" && s.rayClusterSpec.get().value("enableInTreeAutoscaling", false)) {
       return spec(where + ": DeleteWorkers is not allowed with autoscaling");
     }
     return std::nullopt;

@@ -18,12 +18,13 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
   for (auto& [kind, object] : decided.creates) {
     std::string name = object["metadata"].value("name", "");
     plan.intents.push_back({kind == "Pod" ? Action::CreatePod : Action::CreateService,
-                            std::move(name), std::move(object)});
+                            std::move(name), std::make_shared<nlohmann::json>(std::move(object))});
   }
   for (auto& pod : decided.deletePods)
-    plan.intents.push_back({Action::DeletePod, std::move(pod), nlohmann::json()});
+    plan.intents.push_back({Action::DeletePod, std::move(pod), nullptr});
   if (!decided.status.is_null())
-    plan.intents.push_back({Action::WriteStatus, cluster, std::move(decided.status)});
+    plan.intents.push_back({Action::WriteStatus, cluster,
+                            std::make_shared<nlohmann::json>(std::move(decided.status))});
   plan.why = std::move(decided.why);
   if (decided.more) plan.requeueAfterMs = 0;  // the next batch of Pods
   return plan;

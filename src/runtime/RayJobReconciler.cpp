@@ -24,20 +24,26 @@ Observed RayJobReconciler::observe(RayJob parsed) {
   const RayJob& job = o.job;
   const RayJobStatus& st = job.status;
   if (!st.rayClusterName.empty()) {
-    o.cluster = kube_.getSnapshot("RayCluster", job.ns, st.rayClusterName);
-    if (o.cluster) {
-      o.headService = kube_.getSnapshot(
-          "Service", job.ns, headServiceNameOf(st.rayClusterName, objectAt(*o.cluster, "spec")));
+    if (auto cluster = kube_.getSnapshot("RayCluster", job.ns, st.rayClusterName)) {
+      const std::string service =
+          headServiceNameOf(st.rayClusterName, objectAt(*cluster, "spec"));
+      o.cluster = clusterView(std::move(cluster), job.uid);
+      if (auto svc = kube_.getSnapshot("Service", job.ns, service))
+        o.headService = serviceView(std::move(svc));
     }
   }
-  if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty())
-    o.submitter = kube_.getSnapshot("Job", job.ns, job.name);
+  if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty()) {
+    if (auto submitter = kube_.getSnapshot("Job", job.ns, job.name))
+      o.submitter = submitterView(*submitter);
+  }
   if (job.spec.submissionMode == "SidecarMode" && !st.rayClusterName.empty()) {
-    o.headPods = kube_.list("Pod", job.ns,
-                            {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}});
+    for (const auto& pod : kube_.list(
+             "Pod", job.ns, {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}}))
+      o.headPods.push_back(headPodView(pod));
   }
   if (st.jobDeploymentStatus == "Running" && job.spec.clusterSelector.empty()) {
-    o.jobHeadService = kube_.getSnapshot("Service", job.ns, model::rayJobHeadServiceName(job.name));
+    auto svc = kube_.getSnapshot("Service", job.ns, model::rayJobHeadServiceName(job.name));
+    if (svc) o.jobHeadService = serviceView(std::move(svc));
   }
   const std::string& s = st.jobDeploymentStatus;
   bool wantsRay = s == "Running" || s == "Suspending" || s == "Retrying" || job.deleting;

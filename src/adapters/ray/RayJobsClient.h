@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "adapters/ray/JobInfo.h"
+
 namespace rayjournal::ray {
 
 // The dashboard could not be reached or gave an unusable answer.
@@ -17,13 +19,6 @@ class RayError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct JobInfo {
-  std::string submissionId;
-  std::string status;  // PENDING RUNNING STOPPED SUCCEEDED FAILED
-  std::string message;
-  uint64_t startTimeMs = 0;
-  uint64_t endTimeMs = 0;
-};
 
 struct SubmitRequest {
   std::string submissionId;
@@ -48,7 +43,5 @@ class RayJobsClient {
   // true when Ray stopped it or it was already terminal; false when Ray does not know the id.
   virtual bool stop(const std::string& dashboard, const std::string& submissionId) = 0;
 };
-
-bool isTerminalRayStatus(const std::string& status);
 
 }  // namespace rayjournal::ray

@@ -11,6 +11,8 @@
 namespace rayjournal::controller {
 namespace {
 
+using nlohmann::json;
+
 struct ExecutorTest : ::testing::Test {
   ManualClock clock;
   sim::SimKube kube{clock};
@@ -36,7 +38,7 @@ struct ExecutorTest : ::testing::Test {
                {"ownerReferences",
                 json::array({{{"kind", "RayCluster"}, {"uid", ownerUid}, {"controller", true}}})}}},
              {"spec", {{"containers", json::array({{{"name", "ray"}}})}}}};
-    return {Action::CreatePod, name, pod};
+    return {Action::CreatePod, name, std::make_shared<json>(pod)};
   }
   std::vector<std::string> outcomes() {
     std::vector<std::string> out;
@@ -68,7 +70,7 @@ TEST_F(ExecutorTest, OneFlushMakesTheIntentsOfEveryDecisionOfABatchDurable) {
 }
 
 TEST_F(ExecutorTest, AFailingIntentAbandonsOnlyTheRestOfItsOwnPlan) {
-  kube.create("Pod", createPod("a-head", "someone-else").object);  // foreign: never adopted
+  kube.create("Pod", *createPod("a-head", "someone-else").object);  // foreign: never adopted
   Subject a = cluster("a"), b = cluster("b");
   Plan pa, pb;
   pa.intents.push_back(createPod("a-head", a.uid));
@@ -87,7 +89,7 @@ TEST_F(ExecutorTest, AFailingIntentAbandonsOnlyTheRestOfItsOwnPlan) {
 TEST_F(ExecutorTest, AnIntentThatThrowsSomethingUnexpectedEndsAsAnErrorOutcome) {
   Subject a = cluster("a");
   Plan plan;
-  plan.intents.push_back({Action::CreatePod, "bad", json("not an object")});
+  plan.intents.push_back({Action::CreatePod, "bad", std::make_shared<json>("not an object")});
   auto results = executor.executeAll({{&a, &plan}});
   EXPECT_FALSE(results[0].ok);
   EXPECT_EQ(outcomes(), std::vector<std::string>{"bad=error"}) << "not left in doubt";

@@ -3,12 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "support/MinimalRayJob.h"
 
 #include "controller/RayJob.h"
 
 namespace rayjournal::controller {
 namespace {
+
+using nlohmann::json;
 
 json manifest() { return testing::minimalRayJob(); }
 

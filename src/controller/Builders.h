@@ -1,0 +1,33 @@
+// What the RayJob state machine asks the builders (Children.cpp) for, in types that need no JSON:
+// the objects to create or write come back as ApiObjects, built from the user's templates (a Pod
+// template carries fields nobody models, so the builders work on documents). Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "controller/RayJob.h"
+#include "model/Document.h"
+
+namespace rayjournal::controller {
+
+// "<name>-<5 chars>" from KubeRay's alphabet, derived from (uid, incarnation, salt): the same
+// inputs give the same name, so a decision re-derived after a crash picks the same identity.
+std::string generatedName(const RayJob& job, uint32_t incarnation, const std::string& salt);
+
+model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName);
+// The K8sJobMode submitter for the job with status (identities, dashboard) as decided.
+model::ApiObject submitterJobFor(const RayJob& job, const model::Document& cluster, int attempt);
+model::ApiObject jobHeadServiceFor(const RayJob& job, const model::Document& clusterHeadService,
+                                   const std::string& clusterName);
+// The RayJob head Service pointed at another cluster (a retry's).
+model::ApiObject withClusterSelector(const model::Document& jobHeadService,
+                                     const std::string& clusterName);
+// The cluster with every worker group suspended (the DeleteWorkers policy).
+model::ApiObject withWorkersSuspended(const model::Document& cluster);
+// The Ray submission of the attempt that status describes (its jobId, dashboard, failed count);
+// throws std::invalid_argument when runtimeEnvYAML is not YAML.
+model::ApiObject submitRequestFor(const RayJob& job, const RayJobStatus& status);
+model::ApiObject stopRequestFor(const std::string& dashboard);
+
+}  // namespace rayjournal::controller
