@@ -16,15 +16,14 @@ using controller::Intent;
 controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string& cluster) {
   controller::Plan plan;
   for (auto& [kind, object] : decided.creates) {
-    std::string name = object["metadata"].value("name", "");
+    std::string name = controller::stringAt(controller::objectAt(*object, "metadata"), "name");
     plan.intents.push_back({kind == "Pod" ? Action::CreatePod : Action::CreateService,
-                            std::move(name), std::make_shared<nlohmann::json>(std::move(object))});
+                            std::move(name), std::move(object)});
   }
   for (auto& pod : decided.deletePods)
     plan.intents.push_back({Action::DeletePod, std::move(pod), nullptr});
-  if (!decided.status.is_null())
-    plan.intents.push_back({Action::WriteStatus, cluster,
-                            std::make_shared<nlohmann::json>(std::move(decided.status))});
+  if (decided.status)
+    plan.intents.push_back({Action::WriteStatus, cluster, std::move(decided.status)});
   plan.why = std::move(decided.why);
   if (decided.more) plan.requeueAfterMs = 0;  // the next batch of Pods
   return plan;
@@ -59,9 +58,10 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   if (!cluster) return Result{};
   controller::Subject subject = subjectOf(cluster);
   const nlohmann::json& spec = controller::objectAt(*cluster, "spec");
-  controller::ClusterObserved observed{
-      *cluster, kube_.listOwned("Pod", ns, subject.uid),
-      kube_.getSnapshot("Service", ns, controller::headServiceNameOf(name, spec)) != nullptr};
+  bool headService =
+      kube_.getSnapshot("Service", ns, controller::headServiceNameOf(name, spec)) != nullptr;
+  controller::ClusterObserved observed =
+      controller::clusterObserved(cluster, kube_.listOwned("Pod", ns, subject.uid), headService);
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
   bool changesPods = !plan.intents.empty() && plan.intents.front().action != Action::WriteStatus;
   if (changesPods) spdlog::info("RayCluster {}: {}", key, plan.why);

@@ -4,7 +4,7 @@
 
 #include "controller/Decide.h"
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterDecide.h"
+#include "controller/RayClusterViews.h"
 #include "events/EventCodec.h"
 #include "model/Names.h"
 

@@ -23,7 +23,7 @@ LAYERS = ["model", "wal", "events", "adapters", "projection", "controller", "run
 # Folders or files that must not include nlohmann/json (the journal layer carries bytes).
 JSON_FREE = ["wal/"]
 JSON_INCLUDE = re.compile(r'^\s*#\s*include\s+<nlohmann/json\.hpp>')
-STATE_MACHINES = ["controller/Decide.cpp"]
+STATE_MACHINES = ["controller/Decide.cpp", "controller/RayClusterDecide.cpp"]
 PROJECT_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 MAX_LINES = 70
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')

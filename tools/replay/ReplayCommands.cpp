@@ -12,7 +12,7 @@
 #include "controller/Children.h"
 #include "controller/JsonAccess.h"
 #include "events/RecordJson.h"
-#include "controller/RayClusterDecide.h"
+#include "controller/RayClusterViews.h"
 #include "model/Names.h"
 #include "projection/JobProjection.h"
 #include "projection/JournalVerifier.h"

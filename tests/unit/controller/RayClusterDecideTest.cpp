@@ -2,10 +2,21 @@
 // suspended worker groups, and the head Service with the dashboard port.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/RayClusterDecide.h"
 
 namespace rayjournal::controller {
 namespace {
+
+using nlohmann::json;
+using Pods = std::vector<std::shared_ptr<const json>>;
+
+// The decision on documents, through the same boundary the reconciler uses.
+ClusterPlan decideOn(const json& cluster, const Pods& pods = {}, bool headService = false) {
+  return decideRayCluster(
+      clusterObserved(std::make_shared<const json>(cluster), pods, headService));
+}
 
 json cluster(int replicas = 2, bool suspended = false) {
   return {{"apiVersion", "ray.io/v1"},
@@ -46,64 +57,64 @@ std::vector<std::shared_ptr<const json>> shared(const std::vector<json>& pods) {
 std::vector<std::string> createdNames(const ClusterPlan& plan) {
   std::vector<std::string> names;
   for (const auto& [kind, o] : plan.creates)
-    names.push_back(kind + " " + o["metadata"]["name"].get<std::string>());
+    names.push_back(kind + " " + (*o)["metadata"]["name"].get<std::string>());
   return names;
 }
 
 TEST(RayClusterDecideTest, CreatesHeadServiceHeadAndWorkersWithDeterministicNames) {
-  ClusterPlan plan = decideRayCluster({cluster(), {}, false});
+  ClusterPlan plan = decideOn(cluster(), {}, false);
   EXPECT_EQ(createdNames(plan),
             (std::vector<std::string>{"Service c1-head-svc", "Pod c1-head", "Pod c1-gpu-worker-0",
                                       "Pod c1-gpu-worker-1"}));
-  const json& svc = plan.creates[0].second;
+  const json& svc = (*plan.creates[0].second);
   EXPECT_EQ(svc["spec"]["ports"][0]["name"], "dashboard");
   EXPECT_EQ(svc["spec"]["ports"][0]["port"], 9000);
-  const json& head = plan.creates[1].second;
+  const json& head = (*plan.creates[1].second);
   EXPECT_EQ(head["metadata"]["labels"]["ray.io/node-type"], "head");
   EXPECT_EQ(head["metadata"]["labels"]["team"], "a") << "template labels kept";
   EXPECT_EQ(head["metadata"]["ownerReferences"][0]["uid"], "u-1");
   EXPECT_EQ(head["spec"]["containers"][0]["image"], "rayproject/ray:2.60.0");
-  EXPECT_FALSE(plan.status.contains("state"));
+  EXPECT_FALSE(plan.status->contains("state"));
   // The same observation gives the same plan: a lost create response is re-created under the
   // same name (AlreadyExists), never a second head (W14).
-  EXPECT_EQ(createdNames(decideRayCluster({cluster(), {}, false})), createdNames(plan));
+  EXPECT_EQ(createdNames(decideOn(cluster(), {}, false)), createdNames(plan));
 }
 
 TEST(RayClusterDecideTest, ReadyOnlyWhileEveryPodIsReady) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
   json c = cluster();
-  ClusterPlan plan = decideRayCluster({c, shared(pods), true});
+  ClusterPlan plan = decideOn(c, shared(pods), true);
   EXPECT_TRUE(plan.creates.empty());
-  ASSERT_TRUE(plan.status.is_object());
-  EXPECT_EQ(plan.status["state"], "ready");
-  EXPECT_EQ(plan.status["readyWorkerReplicas"], 2);
-  EXPECT_EQ(plan.status["observedGeneration"], 3);
-  c["status"] = plan.status;
-  EXPECT_TRUE(decideRayCluster({c, shared(pods), true}).status.is_null()) << "no change, no write";
+  ASSERT_TRUE(plan.status != nullptr);
+  EXPECT_EQ((*plan.status)["state"], "ready");
+  EXPECT_EQ((*plan.status)["readyWorkerReplicas"], 2);
+  EXPECT_EQ((*plan.status)["observedGeneration"], 3);
+  c["status"] = *plan.status;
+  EXPECT_TRUE(decideOn(c, shared(pods), true).status == nullptr) << "no change, no write";
   // The head stops being ready: the cluster is no longer ready (W15: not sticky).
   pods[0] = pod("c1-head", false);
-  ClusterPlan after = decideRayCluster({c, shared(pods), true});
-  ASSERT_TRUE(after.status.is_object());
-  EXPECT_FALSE(after.status.contains("state"));
-  EXPECT_EQ(after.status["conditions"][0]["status"], "False");
+  ClusterPlan after = decideOn(c, shared(pods), true);
+  ASSERT_TRUE(after.status != nullptr);
+  EXPECT_FALSE(after.status->contains("state"));
+  EXPECT_EQ((*after.status)["conditions"][0]["status"], "False");
 }
 
 TEST(RayClusterDecideTest, SuspendedOrShrunkGroupsLoseTheirPods) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
-  ClusterPlan suspended = decideRayCluster({cluster(2, true), shared(pods), true});
+  ClusterPlan suspended = decideOn(cluster(2, true), shared(pods), true);
   EXPECT_EQ(suspended.deletePods, (std::vector<std::string>{"c1-gpu-worker-0", "c1-gpu-worker-1"}));
-  ClusterPlan shrunk = decideRayCluster({cluster(1), shared(pods), true});
+  ClusterPlan shrunk = decideOn(cluster(1), shared(pods), true);
   EXPECT_EQ(shrunk.deletePods, (std::vector<std::string>{"c1-gpu-worker-1"}));
 }
 
 TEST(RayClusterDecideTest, NothingWhileBeingDeleted) {
   json c = cluster();
   c["metadata"]["deletionTimestamp"] = "2026-11-30T00:00:00Z";
-  ClusterPlan plan = decideRayCluster({c, {}, false});
+  ClusterPlan plan = decideOn(c, {}, false);
   EXPECT_TRUE(plan.creates.empty());
-  EXPECT_TRUE(plan.status.is_null());
+  EXPECT_TRUE(plan.status == nullptr);
 }
 
 }  // namespace
@@ -133,17 +144,17 @@ TEST(RayClusterDecideTest, OverflowingReplicasSaturateInsteadOfWrapping) {
 // One RayCluster asking for a million workers must not plan a million Pods in one reconcile.
 TEST(RayClusterDecideTest, AMillionReplicasArePlannedInBoundedBatches) {
   json c = cluster(1000000);
-  ClusterPlan plan = decideRayCluster({c, {}, true});
+  ClusterPlan plan = decideOn(c, {}, true);
   EXPECT_EQ(plan.creates.size(), kMaxPodCreatesPerReconcile);
   EXPECT_TRUE(plan.more);
-  EXPECT_EQ(plan.status["desiredWorkerReplicas"], 1000000);
+  EXPECT_EQ((*plan.status)["desiredWorkerReplicas"], 1000000);
 }
 
 TEST(RayClusterDecideTest, AUserPodWithAnUnparseableNameIsForeign) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true), pod("c1-gpu-worker-99999999999999999999", true),
                          pod("c1-gpu-worker-x", true)};
-  ClusterPlan plan = decideRayCluster({cluster(), shared(pods), true});
+  ClusterPlan plan = decideOn(cluster(), shared(pods), true);
   EXPECT_TRUE(plan.deletePods.empty()) << "foreign Pods are left alone";
   EXPECT_TRUE(plan.creates.empty());
 }
@@ -151,9 +162,9 @@ TEST(RayClusterDecideTest, AUserPodWithAnUnparseableNameIsForeign) {
 TEST(RayClusterDecideTest, CustomHeadServiceNameIsHonoured) {
   json c = cluster();
   c["spec"]["headGroupSpec"]["headService"] = {{"metadata", {{"name", "my-head"}}}};
-  ClusterPlan plan = decideRayCluster({c, {}, false});
-  EXPECT_EQ(plan.creates[0].second["metadata"]["name"], "my-head");
-  EXPECT_EQ(plan.status["head"]["serviceName"], "my-head");
+  ClusterPlan plan = decideOn(c, {}, false);
+  EXPECT_EQ((*plan.creates[0].second)["metadata"]["name"], "my-head");
+  EXPECT_EQ((*plan.status)["head"]["serviceName"], "my-head");
 }
 
 }  // namespace

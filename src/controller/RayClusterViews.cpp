@@ -1,0 +1,100 @@
+#include "controller/RayClusterViews.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "controller/JsonAccess.h"
+#include "model/Names.h"
+
+namespace rayjournal::controller {
+namespace {
+
+int64_t integerAt(const json& object, const char* key, int64_t fallback) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return fallback;
+  return it->get<int64_t>();
+}
+
+bool conditionTrue(const json& status, const char* type) {
+  for (const auto& c : arrayAt(status, "conditions"))
+    if (stringAt(c, "type") == type && stringAt(c, "status") == "True") return true;
+  return false;
+}
+
+bool deletingNow(const json& object) {
+  return !memberAt(objectAt(object, "metadata"), "deletionTimestamp").is_null();
+}
+
+PodView podView(const json& pod) {
+  PodView v{stringAt(objectAt(pod, "metadata"), "name"), deletingNow(pod), false};
+  const json& status = objectAt(pod, "status");
+  if (stringAt(status, "phase") != "Running") return v;
+  for (const auto& c : arrayAt(status, "conditions"))
+    if (stringAt(c, "type") == "Ready") v.ready = stringAt(c, "status") == "True";
+  return v;
+}
+
+// A member as a Document that keeps the whole cluster alive (aliasing shared_ptr).
+model::Document part(const std::shared_ptr<const json>& whole, const json& member) {
+  return model::Document(std::shared_ptr<const json>(whole, &member));
+}
+
+}  // namespace
+
+ClusterObserved clusterObserved(std::shared_ptr<const json> cluster,
+                                const std::vector<std::shared_ptr<const json>>& pods,
+                                bool headServiceExists) {
+  ClusterObserved o;
+  RayClusterView& v = o.cluster;
+  const json& meta = objectAt(*cluster, "metadata");
+  const json& spec = objectAt(*cluster, "spec");
+  v.name = stringAt(meta, "name");
+  v.deleting = deletingNow(*cluster);
+  v.noHeadRestart =
+      stringAt(objectAt(meta, "annotations"), "ray.io/disable-provisioned-head-restart") == "true";
+  v.provisioned = conditionTrue(objectAt(*cluster, "status"), "RayClusterProvisioned");
+  v.headGroup = part(cluster, objectAt(spec, "headGroupSpec"));
+  for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
+    const json& name = memberAt(group, "groupName");
+    v.groups.push_back({name.is_string() ? name.get<std::string>() : "workers",
+                        desiredWorkers(group), part(cluster, group)});
+  }
+  v.raw = model::Document(std::move(cluster));
+  for (const auto& p : pods) o.pods.push_back(podView(*p));
+  o.headServiceExists = headServiceExists;
+  return o;
+}
+
+std::string headServiceNameOf(const std::string& cluster, const json& clusterSpec) {
+  const json& meta =
+      objectAt(objectAt(objectAt(clusterSpec, "headGroupSpec"), "headService"), "metadata");
+  return model::headServiceName(cluster, stringAt(meta, "name"));
+}
+
+int dashboardPort(const json& clusterSpec) {
+  const json& containers = arrayAt(
+      objectAt(objectAt(objectAt(clusterSpec, "headGroupSpec"), "template"), "spec"), "containers");
+  for (const auto& c : containers) {
+    for (const auto& p : arrayAt(c, "ports")) {
+      const json& port = memberAt(p, "containerPort");
+      if (stringAt(p, "name") == "dashboard" && port.is_number_integer()) return port.get<int>();
+    }
+  }
+  return 8265;
+}
+
+int64_t desiredWorkers(const json& group) {
+  const json& suspend = memberAt(group, "suspend");
+  if (suspend.is_boolean() && suspend.get<bool>()) return 0;
+  int64_t minReplicas = std::max<int64_t>(0, integerAt(group, "minReplicas", 0));
+  int64_t replicas = integerAt(group, "replicas", minReplicas);
+  replicas = std::max(replicas, minReplicas);
+  if (group.contains("maxReplicas"))
+    replicas = std::min(replicas, std::max<int64_t>(0, integerAt(group, "maxReplicas", replicas)));
+  int64_t hosts = std::max<int64_t>(1, integerAt(group, "numOfHosts", 1));
+  replicas = std::clamp<int64_t>(replicas, 0, kMaxDesiredPodsPerGroup);
+  hosts = std::min<int64_t>(hosts, kMaxDesiredPodsPerGroup);
+  return std::min<int64_t>(replicas * hosts, kMaxDesiredPodsPerGroup);
+}
+
+}  // namespace rayjournal::controller

@@ -1,0 +1,58 @@
+// A RayCluster and its Pods as the RayCluster state machine reads them: parsed once, at the
+// boundary (RayClusterViews.cpp), into the facts the decision uses, with the documents kept
+// beside them for the builders (RayClusterBuild). No JSON here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/Document.h"
+
+namespace rayjournal::controller {
+
+struct PodView {
+  std::string name;
+  bool deleting = false;
+  bool ready = false;  // phase Running and condition Ready=True
+};
+
+struct WorkerGroupView {
+  std::string name;
+  int64_t desired = 0;  // desiredWorkers(): clamped, x numOfHosts, 0 when suspended
+  model::Document spec;
+};
+
+struct RayClusterView {
+  model::Document raw;
+  std::string name;
+  bool deleting = false;
+  bool noHeadRestart = false;  // annotation ray.io/disable-provisioned-head-restart=true
+  bool provisioned = false;    // RayClusterProvisioned=True in the current status
+  model::Document headGroup;
+  std::vector<WorkerGroupView> groups;
+};
+
+struct ClusterObserved {
+  RayClusterView cluster;
+  std::vector<PodView> pods;  // Pods the cluster owns (by owner uid)
+  bool headServiceExists = false;
+};
+
+ClusterObserved clusterObserved(std::shared_ptr<const nlohmann::json> cluster,
+                                const std::vector<std::shared_ptr<const nlohmann::json>>& pods,
+                                bool headServiceExists);
+
+// Above this a group's desired count saturates: no cluster needs more, and the arithmetic of
+// replicas x numOfHosts stays far from overflow.
+inline constexpr int64_t kMaxDesiredPodsPerGroup = 1'000'000;
+
+// The head Service name of a RayCluster (the user's headGroupSpec.headService name when set).
+std::string headServiceNameOf(const std::string& cluster, const nlohmann::json& clusterSpec);
+int dashboardPort(const nlohmann::json& clusterSpec);
+// A worker group's desired Pods: clamp(replicas, minReplicas, maxReplicas) x numOfHosts, 0 when
+// suspended, never negative, saturating at kMaxDesiredPodsPerGroup.
+int64_t desiredWorkers(const nlohmann::json& group);
+
+}  // namespace rayjournal::controller
