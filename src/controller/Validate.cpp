@@ -104,46 +104,48 @@ std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
   return std::nullopt;
 }
 
-std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
-  const json& d = s.deletionStrategyDocument.get();
-  if (d.is_null()) return std::nullopt;
-  if (!d.is_object() || d.empty())
-    return spec("spec.deletionStrategy: must set deletionRules or onSuccess/onFailure");
-  bool rules = d.contains("deletionRules");
-  bool legacy = d.contains("onSuccess") || d.contains("onFailure");
-  bool selector = !s.clusterSelector.empty();
-  if (rules && legacy)
-    return spec("spec.deletionStrategy: deletionRules cannot be combined with onSuccess/onFailure");
-  auto checkPolicy = [&](const std::string& policy,
-                         const std::string& where) -> std::optional<ValidationError> {
-    static const std::set<std::string> known{"DeleteCluster", "DeleteWorkers", "DeleteSelf",
-                                             "DeleteNone"};
-    if (!known.count(policy)) return spec(where + ": unknown policy \"" + policy + "\"");
-    if (selector && (policy == "DeleteCluster" || policy == "DeleteWorkers"))
-      return spec(where + ": " + policy + " is not allowed with clusterSelector");
-    if (policy == "DeleteWorkers" && s.rayClusterSpec.get().value("enableInTreeAutoscaling", false)) {
-      return spec(where + ": DeleteWorkers is not allowed with autoscaling");
-    }
-    return std::nullopt;
-  };
-  if (legacy) {
-    if (!d.contains("onSuccess") || !d.contains("onFailure"))
-      return spec("spec.deletionStrategy: onSuccess and onFailure must be set together");
-    for (const char* k : {"onSuccess", "onFailure"}) {
-      std::string policy = d[k].value("policy", "");
-      if (auto e = checkPolicy(policy, std::string("spec.deletionStrategy.") + k + ".policy"))
-        return e;
-      if (policy == "DeleteNone" && s.shutdownAfterJobFinishes)
-        return spec(std::string("spec.deletionStrategy.") + k +
-                    ": DeleteNone conflicts with shutdownAfterJobFinishes=true");
-    }
-    return std::nullopt;
+std::optional<ValidationError> checkPolicy(const RayJobSpec& s, const std::string& policy,
+                                          const std::string& where) {
+  static const std::set<std::string> known{"DeleteCluster", "DeleteWorkers", "DeleteSelf",
+                                           "DeleteNone"};
+  if (!known.count(policy)) return spec(where + ": unknown policy \"" + policy + "\"");
+  if (!s.clusterSelector.empty() && (policy == "DeleteCluster" || policy == "DeleteWorkers"))
+    return spec(where + ": " + policy + " is not allowed with clusterSelector");
+  if (policy == "DeleteWorkers" && s.rayClusterSpec.get().value("enableInTreeAutoscaling", false))
+    return spec(where + ": DeleteWorkers is not allowed with autoscaling");
+  return std::nullopt;
+}
+
+std::optional<ValidationError> validateLegacyPolicies(const RayJobSpec& s, const json& d) {
+  if (!d.contains("onSuccess") || !d.contains("onFailure"))
+    return spec("spec.deletionStrategy: onSuccess and onFailure must be set together");
+  for (const char* k : {"onSuccess", "onFailure"}) {
+    std::string policy = d[k].value("policy", "");
+    if (auto e = checkPolicy(s, policy, std::string("spec.deletionStrategy.") + k + ".policy"))
+      return e;
+    if (policy == "DeleteNone" && s.shutdownAfterJobFinishes)
+      return spec(std::string("spec.deletionStrategy.") + k +
+                  ": DeleteNone conflicts with shutdownAfterJobFinishes=true");
   }
-  if (s.shutdownAfterJobFinishes)
-    return spec(
-        "spec.deletionStrategy.deletionRules: cannot be combined with "
-        "shutdownAfterJobFinishes=true");
-  const json& list = d["deletionRules"];
+  return std::nullopt;
+}
+
+// For each condition the TTLs must not shrink as the policy's impact grows.
+std::optional<ValidationError> checkTtlOrder(
+    const std::map<std::string, std::map<int, int>>& ttlByCondition) {
+  for (const auto& [condition, byImpact] : ttlByCondition) {
+    int previous = -1;
+    for (const auto& [impact, ttl] : byImpact) {
+      if (ttl < previous)
+        return spec("spec.deletionStrategy.deletionRules: for " + condition +
+                    " the TTLs must grow Workers <= Cluster <= Self");
+      previous = ttl;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ValidationError> validateDeletionRules(const RayJobSpec& s, const json& list) {
   if (!list.is_array() || list.empty())
     return spec("spec.deletionStrategy.deletionRules: needs at least one rule");
   std::set<std::string> seen;
@@ -151,7 +153,7 @@ std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
   for (size_t i = 0; i < list.size(); ++i) {
     std::string where = "spec.deletionStrategy.deletionRules[" + std::to_string(i) + "]";
     std::string policy = list[i].value("policy", "");
-    if (auto e = checkPolicy(policy, where + ".policy")) return e;
+    if (auto e = checkPolicy(s, policy, where + ".policy")) return e;
     json cond = list[i].value("condition", json::object());
     if (cond.contains("jobStatus") == cond.contains("jobDeploymentStatus"))
       return spec(where + ".condition: set exactly one of jobStatus and jobDeploymentStatus");
@@ -169,16 +171,24 @@ std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
                                              : 0;
     if (impact) ttlByCondition[condition][impact] = ttl;
   }
-  for (const auto& [condition, byImpact] : ttlByCondition) {
-    int previous = -1;
-    for (const auto& [impact, ttl] : byImpact) {
-      if (ttl < previous)
-        return spec("spec.deletionStrategy.deletionRules: for " + condition +
-                    " the TTLs must grow Workers <= Cluster <= Self");
-      previous = ttl;
-    }
-  }
-  return std::nullopt;
+  return checkTtlOrder(ttlByCondition);
+}
+
+std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
+  const json& d = s.deletionStrategyDocument.get();
+  if (d.is_null()) return std::nullopt;
+  if (!d.is_object() || d.empty())
+    return spec("spec.deletionStrategy: must set deletionRules or onSuccess/onFailure");
+  bool rules = d.contains("deletionRules");
+  bool legacy = d.contains("onSuccess") || d.contains("onFailure");
+  if (rules && legacy)
+    return spec("spec.deletionStrategy: deletionRules cannot be combined with onSuccess/onFailure");
+  if (legacy) return validateLegacyPolicies(s, d);
+  if (s.shutdownAfterJobFinishes)
+    return spec(
+        "spec.deletionStrategy.deletionRules: cannot be combined with "
+        "shutdownAfterJobFinishes=true");
+  return validateDeletionRules(s, d["deletionRules"]);
 }
 
 }  // namespace

@@ -113,6 +113,63 @@ std::string progressLine(const json& s) {
   return out.str();
 }
 
+// Applies every manifest of --apply; throws naming the file on the first bad one.
+void applyManifests(sim::SimKube& kube, const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    for (const auto& file : manifestFiles(path)) {
+      std::ifstream in(file);
+      std::stringstream text;
+      text << in.rdbuf();
+      for (auto& doc : parseYamlDocuments(text.str())) applyDocument(kube, doc, file);
+    }
+  }
+}
+
+// Prints a RayJob's line whenever it changes (a table on a terminal, log lines otherwise).
+void showProgress(sim::SimKube& kube, bool tty, std::map<std::string, std::string>& shown) {
+  for (const auto& doc : kube.list("RayJob", "")) {
+    json s = summaryOf(doc);
+    std::string line = progressLine(s);
+    std::string key = s["namespace"].get<std::string>() + "/" + s["name"].get<std::string>();
+    if (shown[key] == line) continue;
+    shown[key] = line;
+    if (tty)
+      std::cout << line << std::endl;
+    else
+      spdlog::info("progress: {}", line);
+  }
+}
+
+// Moves the simulated world until a signal, idleness (--exit-when-idle) or the timeout; the
+// exit code.
+int runWorld(const EmbeddedOptions& options, sim::SimKube& kube, sim::SimWorld& world,
+             runtime::Stack& stack) {
+  bool tty = options.progress && isatty(STDOUT_FILENO);
+  std::map<std::string, std::string> shown;
+  auto start = std::chrono::steady_clock::now();
+  while (!gStop) {
+    world.advance();
+    showProgress(kube, tty, shown);
+    if (options.exitWhenIdle && stack.idle()) return 0;
+    if (options.timeoutSeconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+            options.timeoutSeconds) {
+      spdlog::error("not idle after {}s ({}); stopping", options.timeoutSeconds, stack.busyReason());
+      return 4;
+    }
+    // The simulated kubelet and Job controller act in rounds, as real ones do.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
+void writeSummary(sim::SimKube& kube, const std::string& path) {
+  if (path.empty()) return;
+  json out = json::array();
+  for (const auto& doc : kube.list("RayJob", "")) out.push_back(summaryOf(doc));
+  std::ofstream(path) << out.dump(2) << "\n";
+}
+
 }  // namespace
 
 int runEmbedded(const EmbeddedOptions& options) {
@@ -126,14 +183,7 @@ int runEmbedded(const EmbeddedOptions& options) {
   sim::SimRay ray(kube, clock);
   sim::SimWorld world(kube, ray, clock);
   try {
-    for (const auto& path : options.apply) {
-      for (const auto& file : manifestFiles(path)) {
-        std::ifstream in(file);
-        std::stringstream text;
-        text << in.rdbuf();
-        for (auto& doc : parseYamlDocuments(text.str())) applyDocument(kube, doc, file);
-      }
-    }
+    applyManifests(kube, options.apply);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 2;
@@ -154,42 +204,11 @@ int runEmbedded(const EmbeddedOptions& options) {
   if (!serving) return 2;
   recovery = stack.start();
   recovered = true;
-  bool tty = options.progress && isatty(STDOUT_FILENO);
-  std::map<std::string, std::string> shown;
-  auto start = std::chrono::steady_clock::now();
-  int code = 0;
-  while (!gStop) {
-    world.advance();
-    for (const auto& doc : kube.list("RayJob", "")) {
-      json s = summaryOf(doc);
-      std::string line = progressLine(s);
-      std::string key = s["namespace"].get<std::string>() + "/" + s["name"].get<std::string>();
-      if (shown[key] != line) {
-        shown[key] = line;
-        if (tty)
-          std::cout << line << std::endl;
-        else
-          spdlog::info("progress: {}", line);
-      }
-    }
-    if (options.exitWhenIdle && stack.idle()) break;
-    if (options.timeoutSeconds > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
-            options.timeoutSeconds) {
-      spdlog::error("not idle after {}s ({}); stopping", options.timeoutSeconds, stack.busyReason());
-      code = 4;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  int code = runWorld(options, kube, world, stack);
   stack.stop();
   stack.maybeCheckpoint(true);
   if (status) status->stop();
-  if (!options.summaryJson.empty()) {
-    json out = json::array();
-    for (const auto& doc : kube.list("RayJob", "")) out.push_back(summaryOf(doc));
-    std::ofstream(options.summaryJson) << out.dump(2) << "\n";
-  }
+  writeSummary(kube, options.summaryJson);
   spdlog::info("stopped after {} RayJob and {} RayCluster reconciles; journal at seq {}",
                stack.reconciles(), stack.clusterReconciles(), journal->latestSeq());
   return code;

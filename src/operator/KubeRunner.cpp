@@ -59,19 +59,27 @@ int shardIndexOf(const KubeOptions& options) {
   return ordinal >= 0 ? ordinal : 0;
 }
 
-}  // namespace
-
-int runAgainstKubernetes(const KubeOptions& options) {
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
+// What one run against a cluster holds, from connection to shutdown.
+struct Session {
   kube::KubeConfig config;
+  std::unique_ptr<kube::KubeRestClient> kube;
+  std::unique_ptr<wal::Journal> journal;
+  Metrics metrics;
+  std::unique_ptr<ShardLeases> shards;
+  std::unique_ptr<kube::LeaderElector> leader;
+  runtime::Stack* stack = nullptr;
+  controller::RecoveryReport recovery;
+  std::atomic<bool> recovered{false};
+};
+
+// The API server and the journal; returns the exit code of a failure, 0 when connected.
+int connect(const KubeOptions& options, int shardIndex, Session& s) {
   try {
-    config = kube::KubeConfig::resolve(options.kubeconfig, options.context);
+    s.config = kube::KubeConfig::resolve(options.kubeconfig, options.context);
   } catch (const std::exception& e) {
     spdlog::error("cannot configure the Kubernetes client: {}", e.what());
     return 2;
   }
-  int shardIndex = shardIndexOf(options);
   if (options.shardCount < 1 || shardIndex >= options.shardCount) {
     spdlog::error("shard index {} is not below the shard count {}", shardIndex, options.shardCount);
     return 2;
@@ -79,115 +87,145 @@ int runAgainstKubernetes(const KubeOptions& options) {
   kube::KubeRestOptions kubeOptions = options.kube;
   kubeOptions.watchSelectors["Job"] = "app.kubernetes.io/created-by=kuberay-operator";
   kubeOptions.watchSelectors["Pod"] = "ray.io/cluster";
-  std::unique_ptr<kube::KubeRestClient> kube;
   try {
-    kube = std::make_unique<kube::KubeRestClient>(config, kubeOptions);
-    spdlog::info("Kubernetes API server {} ({}), {} from {}", config.server, kube->serverVersion(),
-                 config.token.empty() && config.tokenFile.empty() ? "client certificate" : "token",
-                 config.source);
+    s.kube = std::make_unique<kube::KubeRestClient>(s.config, kubeOptions);
+    spdlog::info("Kubernetes API server {} ({}), {} from {}", s.config.server,
+                 s.kube->serverVersion(),
+                 s.config.token.empty() && s.config.tokenFile.empty() ? "client certificate"
+                                                                      : "token",
+                 s.config.source);
   } catch (const std::exception& e) {
-    spdlog::error("cannot use the Kubernetes API server {} from {}: {}", config.server,
-                  config.source, e.what());
+    spdlog::error("cannot use the Kubernetes API server {} from {}: {}", s.config.server,
+                  s.config.source, e.what());
     return 5;
   }
-  std::unique_ptr<wal::Journal> journal =
-      openJournalOrLog(options.journalDir, options.salvageJournal);
-  if (!journal) return 3;
+  s.journal = openJournalOrLog(options.journalDir, options.salvageJournal);
+  return s.journal ? 0 : 3;
+}
 
-  Metrics metrics;
-  runtime::StackOptions stackOptions = options.stack;
-  stackOptions.onReconcile = describeOperatorMetrics(metrics);
-  stackOptions.cacheSyncTimeout = std::chrono::seconds(120);
-  runtime::Stack* stackPtr = nullptr;
-  kube::LeaderElectionOptions leaseOptions = options.leader;
-  if (leaseOptions.ns.empty()) leaseOptions.ns = config.defaultNamespace;
-  std::unique_ptr<ShardLeases> shards;
-  if (options.shardCount > 1) {
-    shards = std::make_unique<ShardLeases>(
-        *kube, shardIndex, options.shardCount, leaseOptions,
-        [&stackPtr] {
-          if (stackPtr) stackPtr->resync();
-        },
-        onLeadershipLost);
-    stackOptions.owns = [&shards](const std::string& key) { return shards->owns(key); };
-    stackOptions.mayReconcile = [&shards](const std::string& key) { return shards->holds(key); };
-  }
+// With more than one shard, each replica holds the Leases of its shards and acts only for them.
+void shardIfNeeded(const KubeOptions& options, int shardIndex,
+                   const kube::LeaderElectionOptions& leaseOptions, Session& s,
+                   runtime::StackOptions& stackOptions) {
+  if (options.shardCount <= 1) return;
+  s.shards = std::make_unique<ShardLeases>(
+      *s.kube, shardIndex, options.shardCount, leaseOptions,
+      [&s] {
+        if (s.stack) s.stack->resync();
+      },
+      onLeadershipLost);
+  ShardLeases* shards = s.shards.get();
+  stackOptions.owns = [shards](const std::string& key) { return shards->owns(key); };
+  stackOptions.mayReconcile = [shards](const std::string& key) { return shards->holds(key); };
+}
 
-  controller::RecoveryReport recovery;
-  std::atomic<bool> recovered{false};
-  bool serving = true;
-  auto status = startStatusServer(
-      options.metricsAddress, metrics,
-      [&] { return recovered && kube->synced() && !gLostLeadership; }, serving);
-  if (!serving) return 2;
-
-  std::unique_ptr<kube::LeaderElector> leader;
-  if (options.leaderElect && !shards) {
-    leader = std::make_unique<kube::LeaderElector>(*kube, leaseOptions);
-    if (!becomeLeader(*leader)) {
-      spdlog::info("stopped before becoming the leader");
-      return 0;
-    }
-  }
-  CallCounter calls;
-  CountingKubeClient countedKube(*kube, calls);
+ray::RayHttpOptions rayOptionsFor(const KubeOptions& options, Session& s) {
   ray::RayHttpOptions rayOptions = options.ray;
   if (options.useKubernetesProxy) {
-    rayOptions.kubernetesProxy = [&kube](const std::string& method, const std::string& path,
-                                         const std::string& body, const http::Headers& headers) {
+    kube::KubeRestClient* kube = s.kube.get();
+    rayOptions.kubernetesProxy = [kube](const std::string& method, const std::string& path,
+                                        const std::string& body, const http::Headers& headers) {
       return kube->raw(method, path, body, headers);
     };
   }
-  ray::RayHttpClient rayClient(rayOptions);
-  CountingRayClient countedRay(rayClient, calls);
-  SystemClock clock;
-  // Reads of the reconcile loops come from the Stack's watch-fed caches, not API calls.
-  runtime::Stack stack(*journal, countedKube, countedRay, clock, stackOptions);
-  stackPtr = &stack;
-  if (leader) {
-    stack.executor().mayAct = [&leader](const std::string&) { return leader->isLeader(); };
+  return rayOptions;
+}
+
+// Gates the Executor on leadership or the shard Leases and exports the operator's metrics.
+void wireGates(Session& s, runtime::Stack& stack, CallCounter& calls) {
+  if (s.leader) {
+    kube::LeaderElector* leader = s.leader.get();
+    stack.executor().mayAct = [leader](const std::string&) { return leader->isLeader(); };
     leader->startRenewing(onLeadershipLost);
   }
-  if (shards) {
-    stack.executor().mayAct = [&shards](const std::string& key) { return shards->holds(key); };
+  if (s.shards) {
+    ShardLeases* shards = s.shards.get();
+    stack.executor().mayAct = [shards](const std::string& key) { return shards->holds(key); };
   }
-  addOperatorCollectors(metrics, {&stack, journal.get(), &calls, &recovery, [&]() -> double {
-                                    if (shards) return shards->held();
-                                    return !leader || leader->isLeader() ? 1.0 : 0.0;
-                                  }});
+  addOperatorCollectors(s.metrics, {&stack, s.journal.get(), &calls, &s.recovery, [&s]() -> double {
+                                      if (s.shards) return s.shards->held();
+                                      return !s.leader || s.leader->isLeader() ? 1.0 : 0.0;
+                                    }});
+}
+
+// Recovery and the cache sync, then work until a signal or lost leadership; the exit code.
+int serve(const KubeOptions& options, Session& s, runtime::Stack& stack) {
   try {
-    recovery = stack.start();
+    s.recovery = stack.start();
   } catch (const kube::ApiError& e) {
-    spdlog::error("cannot fill the informer caches from {}: {}", config.server, e.what());
+    spdlog::error("cannot fill the informer caches from {}: {}", s.config.server, e.what());
     return 5;
   }
   auto& cache = stack.cache();
   spdlog::info("informer caches synced: {} RayJobs, {} RayClusters, {} Jobs, {} Pods, {} Services",
                cache.size("RayJob"), cache.size("RayCluster"), cache.size("Job"), cache.size("Pod"),
                cache.size("Service"));
-  recovered = true;
-  if (shards) shards->start();
+  s.recovered = true;
+  if (s.shards) s.shards->start();
   spdlog::info("running: {} RayJob and {} RayCluster workers{}, journal {}", options.stack.workers,
                options.stack.clusterWorkers,
                options.stack.manageRayClusters ? "" : " (RayClusters left to another operator)",
-               journal->describe());
+               s.journal->describe());
   waitForStop(stack);
   if (gLostLeadership)
     spdlog::error("leadership lost: stopping (side effects were gated off when it was lost)");
   else
     spdlog::info("signal {} received: stopping (no new side effects after this line)",
                  int(gSignal));
-  kube->stopWatches();
+  return gLostLeadership ? 1 : 0;
+}
+
+// Nothing in flight and the journal synced before another process may take over.
+void shutDown(Session& s, runtime::Stack& stack) {
+  s.kube->stopWatches();
   stack.stop();
   stack.maybeCheckpoint(true);
-  journal->sync();
-  // Only now, with nothing in flight and the journal synced, may another process take over.
-  if (leader) leader->stop();
-  if (shards) shards->stop();
-  if (status) status->stop();
+  s.journal->sync();
+  if (s.leader) s.leader->stop();
+  if (s.shards) s.shards->stop();
   spdlog::info("stopped after {} RayJob and {} RayCluster reconciles; journal at seq {}",
-               stack.reconciles(), stack.clusterReconciles(), journal->latestSeq());
-  return gLostLeadership ? 1 : 0;
+               stack.reconciles(), stack.clusterReconciles(), s.journal->latestSeq());
+}
+
+}  // namespace
+
+int runAgainstKubernetes(const KubeOptions& options) {
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  Session s;
+  int shardIndex = shardIndexOf(options);
+  if (int failed = connect(options, shardIndex, s)) return failed;
+  runtime::StackOptions stackOptions = options.stack;
+  stackOptions.onReconcile = describeOperatorMetrics(s.metrics);
+  stackOptions.cacheSyncTimeout = std::chrono::seconds(120);
+  kube::LeaderElectionOptions leaseOptions = options.leader;
+  if (leaseOptions.ns.empty()) leaseOptions.ns = s.config.defaultNamespace;
+  shardIfNeeded(options, shardIndex, leaseOptions, s, stackOptions);
+  bool serving = true;
+  auto status = startStatusServer(
+      options.metricsAddress, s.metrics,
+      [&s] { return s.recovered && s.kube->synced() && !gLostLeadership; }, serving);
+  if (!serving) return 2;
+  if (options.leaderElect && !s.shards) {
+    s.leader = std::make_unique<kube::LeaderElector>(*s.kube, leaseOptions);
+    if (!becomeLeader(*s.leader)) {
+      spdlog::info("stopped before becoming the leader");
+      return 0;
+    }
+  }
+  CallCounter calls;
+  CountingKubeClient countedKube(*s.kube, calls);
+  ray::RayHttpClient rayClient(rayOptionsFor(options, s));
+  CountingRayClient countedRay(rayClient, calls);
+  SystemClock clock;
+  // Reads of the reconcile loops come from the Stack's watch-fed caches, not API calls.
+  runtime::Stack stack(*s.journal, countedKube, countedRay, clock, stackOptions);
+  s.stack = &stack;
+  wireGates(s, stack, calls);
+  int code = serve(options, s, stack);
+  if (s.recovered) shutDown(s, stack);
+  if (status) status->stop();
+  return code;
 }
 
 }  // namespace rayjournal::operator_

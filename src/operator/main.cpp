@@ -9,16 +9,24 @@
 #include "operator/EmbeddedRunner.h"
 #include "operator/KubeRunner.h"
 
-int main(int argc, char** argv) {
-  CLI::App app{
-      "rayjournal-operator: an event-sourced Kubernetes operator for Ray jobs (KubeRay RayJob "
-      "semantics)"};
-  rayjournal::operator_::EmbeddedOptions options;
-  rayjournal::operator_::KubeOptions kubeOptions;
-  std::string kubeconfig, logFormat = "text", logLevel = "info";
-  bool embedded = false;
-  int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000;
-  int64_t requeueMs = 3000;
+namespace {
+
+using rayjournal::operator_::EmbeddedOptions;
+using rayjournal::operator_::KubeOptions;
+
+// Everything the command line sets, before it is split into the two runners' options.
+struct Flags {
+  EmbeddedOptions embedded;
+  KubeOptions kube;
+  std::string kubeconfig, logFormat = "text", logLevel = "info", metricsAddress;
+  bool forceEmbedded = false;
+  int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000;
+  double leaseS = 15, renewS = 10, retryS = 2;
+  CLI::Option* metricsOption = nullptr;
+};
+
+void addOperatorFlags(CLI::App& app, Flags& f) {
+  EmbeddedOptions& options = f.embedded;
   app.add_option("--journal-dir", options.journalDir, "write-ahead journal directory (RocksDB)")
       ->capture_default_str();
   app.add_option("--cluster-dir", options.clusterDir, "embedded simulated cluster store")
@@ -37,21 +45,30 @@ int main(int argc, char** argv) {
                "on a corrupt journal, keep the readable prefix and continue");
   app.add_option("--timeout", options.timeoutSeconds,
                  "with --exit-when-idle: give up (exit 4) after this many seconds");
-  app.add_option("--requeue-ms", requeueMs, "RayJob poll interval (KubeRay: 3000)")
+  app.add_option("--requeue-ms", f.requeueMs, "RayJob poll interval (KubeRay: 3000)")
       ->capture_default_str();
   app.add_option("--checkpoint-every", options.stack.checkpointEveryRecords,
                  "checkpoint every N journal records")
       ->capture_default_str();
-  app.add_option("--kubeconfig", kubeconfig,
+  app.add_flag("!--no-raycluster-controller", options.stack.manageRayClusters,
+               "do not reconcile RayClusters (Pods, head Service, status), in either mode: "
+               "another operator (KubeRay) does");
+  app.add_flag("!--no-progress", options.progress,
+               "do not print the live progress table on a terminal");
+}
+
+void addClusterFlags(CLI::App& app, Flags& f) {
+  KubeOptions& kubeOptions = f.kube;
+  app.add_option("--kubeconfig", f.kubeconfig,
                  "run against this Kubernetes cluster (default: in-cluster when in a pod, else "
                  "the embedded simulated cluster)");
   app.add_option("--context", kubeOptions.context, "kubeconfig context (default: current)");
-  app.add_flag("--embedded", embedded, "use the embedded simulated cluster even in a pod");
+  app.add_flag("--embedded", f.forceEmbedded, "use the embedded simulated cluster even in a pod");
   app.add_option("--kube-api-qps", kubeOptions.kube.qps, "client-side rate limit (<= 0: none)")
       ->capture_default_str();
   app.add_option("--kube-api-burst", kubeOptions.kube.burst, "client-side burst")
       ->capture_default_str();
-  app.add_option("--kube-api-timeout-ms", kubeTimeoutMs, "timeout of each API request")
+  app.add_option("--kube-api-timeout-ms", f.kubeTimeoutMs, "timeout of each API request")
       ->capture_default_str();
   app.add_option("--ray-dashboard-address", kubeOptions.ray.dashboardOverride,
                  "host:port of the Ray dashboard for every RayJob, instead of the head Service "
@@ -59,13 +76,11 @@ int main(int argc, char** argv) {
   app.add_flag("--use-kubernetes-proxy", kubeOptions.useKubernetesProxy,
                "reach Ray dashboards through the API server's service proxy (the operator runs "
                "outside the cluster network)");
-  app.add_option("--ray-timeout-ms", rayTimeoutMs, "timeout of each Ray Jobs API request")
+  app.add_option("--ray-timeout-ms", f.rayTimeoutMs, "timeout of each Ray Jobs API request")
       ->capture_default_str();
-  double leaseS = 15, renewS = 10, retryS = 2;
-  std::string metricsAddress;
-  auto* metricsOption =
+  f.metricsOption =
       app.add_option(
-             "--metrics-bind-address", metricsAddress,
+             "--metrics-bind-address", f.metricsAddress,
              "host:port or :port serving /metrics, /healthz, /readyz (default :8080 against a real "
              "cluster, off in embedded mode; 0 disables; the last one given wins)")
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -75,6 +90,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 32));
   app.add_option("--shard-index", kubeOptions.shardIndex,
                  "this replica's shard (default: the ordinal of the pod name in $HOSTNAME)");
+}
+
+void addLeaderAndLogFlags(CLI::App& app, Flags& f) {
+  KubeOptions& kubeOptions = f.kube;
   app.add_flag("--leader-elect", kubeOptions.leaderElect,
                "hold a coordination.k8s.io/v1 Lease before acting (run several replicas safely)");
   app.add_option("--leader-elect-namespace", kubeOptions.leader.ns,
@@ -83,19 +102,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--leader-elect-identity", kubeOptions.leader.identity,
                  "this candidate's identity (default: hostname_pid)");
-  app.add_option("--leader-elect-lease-duration", leaseS, "seconds")->capture_default_str();
-  app.add_option("--leader-elect-renew-deadline", renewS, "seconds")->capture_default_str();
-  app.add_option("--leader-elect-retry-period", retryS, "seconds")->capture_default_str();
-  app.add_flag("!--no-raycluster-controller", options.stack.manageRayClusters,
-               "do not reconcile RayClusters (Pods, head Service, status), in either mode: "
-               "another operator (KubeRay) does");
-  app.add_option("--log-format", logFormat, "text or json")
+  app.add_option("--leader-elect-lease-duration", f.leaseS, "seconds")->capture_default_str();
+  app.add_option("--leader-elect-renew-deadline", f.renewS, "seconds")->capture_default_str();
+  app.add_option("--leader-elect-retry-period", f.retryS, "seconds")->capture_default_str();
+  app.add_option("--log-format", f.logFormat, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  app.add_option("--log-level", logLevel, "trace, debug, info, warn, error")->capture_default_str();
-  app.add_flag("!--no-progress", options.progress,
-               "do not print the live progress table on a terminal");
-  // Every flag can also come from the environment: --journal-dir is RAYJOURNAL_JOURNAL_DIR.
+  app.add_option("--log-level", f.logLevel, "trace, debug, info, warn, error")->capture_default_str();
+}
+
+// Every flag can also come from the environment: --journal-dir is RAYJOURNAL_JOURNAL_DIR.
+void bindEnvironment(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     std::string name = option->get_single_name();
     if (name.empty() || name == "help") continue;
@@ -104,40 +121,60 @@ int main(int argc, char** argv) {
       env += ch == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(ch)));
     option->envname(env);
   }
-  CLI11_PARSE(app, argc, argv);
+}
 
+void setUpLogging(const Flags& f) {
   auto logger = spdlog::stderr_color_mt("rayjournal");
   spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(logLevel));
-  if (logFormat == "json") {
+  spdlog::set_level(spdlog::level::from_str(f.logLevel));
+  if (f.logFormat == "json") {
     spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%v"})",
                         spdlog::pattern_time_type::utc);
   }
-  options.stack.decide.requeueMs = requeueMs;
+}
+
+int runAgainstKubernetes(Flags& f) {
+  KubeOptions& kubeOptions = f.kube;
+  kubeOptions.kubeconfig = f.kubeconfig;
+  kubeOptions.journalDir = f.embedded.journalDir;
+  kubeOptions.salvageJournal = f.embedded.salvageJournal;
+  kubeOptions.stack = f.embedded.stack;
+  kubeOptions.kube.timeout = std::chrono::milliseconds(f.kubeTimeoutMs);
+  if (f.metricsOption->count() > 0)
+    kubeOptions.metricsAddress = f.metricsAddress == "0" ? "" : f.metricsAddress;
+  kubeOptions.leader.leaseDuration = std::chrono::milliseconds(int64_t(f.leaseS * 1000));
+  kubeOptions.leader.renewDeadline = std::chrono::milliseconds(int64_t(f.renewS * 1000));
+  kubeOptions.leader.retryPeriod = std::chrono::milliseconds(int64_t(f.retryS * 1000));
+  if (f.renewS >= f.leaseS || f.retryS >= f.renewS) {
+    spdlog::error("leader election needs retry period < renew deadline < lease duration");
+    return 2;
+  }
+  kubeOptions.ray.timeout = std::chrono::milliseconds(f.rayTimeoutMs);
+  if (const char* token = std::getenv("RAY_AUTH_TOKEN")) kubeOptions.ray.authToken = token;
+  return rayjournal::operator_::runAgainstKubernetes(kubeOptions);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "rayjournal-operator: an event-sourced Kubernetes operator for Ray jobs (KubeRay RayJob "
+      "semantics)"};
+  Flags f;
+  addOperatorFlags(app, f);
+  addClusterFlags(app, f);
+  addLeaderAndLogFlags(app, f);
+  bindEnvironment(app);
+  CLI11_PARSE(app, argc, argv);
+  setUpLogging(f);
+  f.embedded.stack.decide.requeueMs = f.requeueMs;
   if (const char* v = std::getenv("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES")) {
     std::string s(v);
     for (auto& ch : s) ch = char(std::tolower(ch));
-    options.stack.decide.deleteRayJobAfterJobFinishes = s == "true";
+    f.embedded.stack.decide.deleteRayJobAfterJobFinishes = s == "true";
   }
-  if (!embedded && (!kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST"))) {
-    kubeOptions.kubeconfig = kubeconfig;
-    kubeOptions.journalDir = options.journalDir;
-    kubeOptions.salvageJournal = options.salvageJournal;
-    kubeOptions.stack = options.stack;
-    kubeOptions.kube.timeout = std::chrono::milliseconds(kubeTimeoutMs);
-    if (metricsOption->count() > 0)
-      kubeOptions.metricsAddress = metricsAddress == "0" ? "" : metricsAddress;
-    kubeOptions.leader.leaseDuration = std::chrono::milliseconds(int64_t(leaseS * 1000));
-    kubeOptions.leader.renewDeadline = std::chrono::milliseconds(int64_t(renewS * 1000));
-    kubeOptions.leader.retryPeriod = std::chrono::milliseconds(int64_t(retryS * 1000));
-    if (renewS >= leaseS || retryS >= renewS) {
-      spdlog::error("leader election needs retry period < renew deadline < lease duration");
-      return 2;
-    }
-    kubeOptions.ray.timeout = std::chrono::milliseconds(rayTimeoutMs);
-    if (const char* token = std::getenv("RAY_AUTH_TOKEN")) kubeOptions.ray.authToken = token;
-    return rayjournal::operator_::runAgainstKubernetes(kubeOptions);
-  }
-  if (metricsAddress != "0") options.metricsAddress = metricsAddress;
-  return rayjournal::operator_::runEmbedded(options);
+  if (!f.forceEmbedded && (!f.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST")))
+    return runAgainstKubernetes(f);
+  if (f.metricsAddress != "0") f.embedded.metricsAddress = f.metricsAddress;
+  return rayjournal::operator_::runEmbedded(f.embedded);
 }

@@ -272,71 +272,77 @@ std::string KubeRestClient::relist(const std::string& kind, std::map<std::string
   return doc["metadata"].value("resourceVersion", "");
 }
 
+bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
+                                 const WatchCallback& callback) {
+  json event = json::parse(line, nullptr, false);
+  if (!event.is_object() || stopping_) return !stopping_;
+  std::string type = event.value("type", "");
+  json& o = event["object"];
+  if (type == "ERROR") {
+    w.gone = o.value("code", 0) == 410;
+    if (!w.gone) spdlog::warn("watch {}: {}", kind, o.value("message", line));
+    return false;
+  }
+  std::string rv = o["metadata"].value("resourceVersion", "");
+  if (!rv.empty()) w.resourceVersion = rv;
+  if (type == "BOOKMARK") return true;
+  o["kind"] = kind;
+  std::string key = objectKey(o);
+  if (type == "DELETED") {
+    w.known.erase(key);
+    callback(WatchEventType::Deleted, o);
+  } else {
+    bool added = !w.known.count(key);
+    w.known[key] = o;
+    callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
+  }
+  w.failures = 0;
+  return true;
+}
+
+void KubeRestClient::streamOnce(const std::string& kind, const std::string& selector,
+                                WatchState& w, const WatchCallback& callback) {
+  std::string target = resourcePath(kind, "") +
+                       "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
+                       std::to_string(options_.watchTimeoutSeconds) +
+                       "&resourceVersion=" + w.resourceVersion + selector;
+  w.gone = false;
+  std::string errorBody;
+  limiter_.acquire();
+  int status = watchHttp_.stream(
+      target, authHeaders(),
+      [&](const std::string& line) { return onWatchLine(kind, line, w, callback); },
+      std::chrono::seconds(options_.watchTimeoutSeconds + 30), &errorBody);
+  if (status == 410) w.gone = true;
+  if (w.gone) {
+    spdlog::info("watch {}: resourceVersion {} is too old (410 Gone); relisting", kind,
+                 w.resourceVersion);
+    w.resourceVersion.clear();
+  } else if (status != 200) {
+    throw ApiError(status, "WatchFailed",
+                   "watch " + kind + " on " + config_.server + ": " + std::to_string(status) +
+                       " " + errorBody.substr(0, 200));
+  }
+}
+
 void KubeRestClient::watchLoop(std::string kind, WatchCallback callback) {
-  std::map<std::string, json> known;
-  std::string resourceVersion;
-  int failures = 0;
+  WatchState w;
   bool synced = false;
   std::string selector;
   if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
     selector = "&labelSelector=" + percentEncode(it->second);
   while (!stopping_) {
     try {
-      if (resourceVersion.empty()) resourceVersion = relist(kind, known, callback);
+      if (w.resourceVersion.empty()) w.resourceVersion = relist(kind, w.known, callback);
       if (!synced) {
         synced = true;
         --unsyncedWatches_;
       }
-      std::string target = resourcePath(kind, "") +
-                           "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
-                           std::to_string(options_.watchTimeoutSeconds) +
-                           "&resourceVersion=" + resourceVersion + selector;
-      bool gone = false;
-      std::string errorBody;
-      limiter_.acquire();
-      int status = watchHttp_.stream(
-          target, authHeaders(),
-          [&](const std::string& line) {
-            json event = json::parse(line, nullptr, false);
-            if (!event.is_object() || stopping_) return !stopping_;
-            std::string type = event.value("type", "");
-            json& o = event["object"];
-            if (type == "ERROR") {
-              gone = o.value("code", 0) == 410;
-              if (!gone) spdlog::warn("watch {}: {}", kind, o.value("message", line));
-              return false;
-            }
-            std::string rv = o["metadata"].value("resourceVersion", "");
-            if (!rv.empty()) resourceVersion = rv;
-            if (type == "BOOKMARK") return true;
-            o["kind"] = kind;
-            std::string key = objectKey(o);
-            if (type == "DELETED") {
-              known.erase(key);
-              callback(WatchEventType::Deleted, o);
-            } else {
-              bool added = !known.count(key);
-              known[key] = o;
-              callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
-            }
-            failures = 0;
-            return true;
-          },
-          std::chrono::seconds(options_.watchTimeoutSeconds + 30), &errorBody);
-      if (status == 410) gone = true;
-      if (gone) {
-        spdlog::info("watch {}: resourceVersion {} is too old (410 Gone); relisting", kind,
-                     resourceVersion);
-        resourceVersion.clear();
-      } else if (status != 200) {
-        throw ApiError(status, "WatchFailed",
-                       "watch " + kind + " on " + config_.server + ": " + std::to_string(status) +
-                           " " + errorBody.substr(0, 200));
-      }
+      streamOnce(kind, selector, w, callback);
     } catch (const std::exception& e) {
       if (stopping_) break;
-      auto backoff = std::chrono::milliseconds(std::min(5000, 200 << std::min(failures, 5)));
-      ++failures;
+      auto backoff = std::chrono::milliseconds(std::min(5000, 200 << std::min(w.failures, 5)));
+      ++w.failures;
       spdlog::warn("watch {}: {}; retrying in {} ms", kind, e.what(), backoff.count());
       if (sleepUnlessStopped(backoff)) break;
       // After a failure the resourceVersion may be unusable; the next stream will say 410.

@@ -73,6 +73,19 @@ class KubeRestClient : public KubeClient {
                 const std::string& contentType = "application/json");
   http::Headers authHeaders();
   void watchLoop(std::string kind, WatchCallback callback);
+  // What one watch of a kind carries from stream to stream.
+  struct WatchState {
+    std::map<std::string, json> known;
+    std::string resourceVersion;
+    int failures = 0;
+    bool gone = false;  // the stream said 410: relist
+  };
+  // One line of a watch stream; false ends the stream.
+  bool onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
+                   const WatchCallback& callback);
+  // One watch request from w.resourceVersion; throws ApiError on a failed stream.
+  void streamOnce(const std::string& kind, const std::string& selector, WatchState& w,
+                  const WatchCallback& callback);
   // Lists and reconciles the known set; returns the list's resourceVersion.
   std::string relist(const std::string& kind, std::map<std::string, json>& known,
                      const WatchCallback& callback);
