@@ -75,7 +75,7 @@ bool ownedBy(const json& child, const std::string& uid) {
 json buildRayCluster(const RayJob& job, const std::string& clusterName) {
   json labels(job.labels);
   labels.update(originLabels(job));
-  labels["ray.io/job-submission-mode"] = job.spec.submissionMode;
+  labels["ray.io/job-submission-mode"] = job.spec.submissionModeText;
   json annotations(job.annotations);
   if (annotations.is_null()) annotations = json::object();
   json cluster{{"apiVersion", "ray.io/v1"},
@@ -87,7 +87,7 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
                  {"annotations", annotations},
                  {"ownerReferences", json::array({ownerReference(job)})}}},
                {"spec", job.spec.rayClusterSpec.get()}};
-  if (job.spec.submissionMode == "SidecarMode") {
+  if (job.spec.submissionMode == SubmissionMode::SidecarMode) {
     cluster["metadata"]["annotations"]["ray.io/disable-provisioned-head-restart"] = "true";
     json& podSpec = cluster["spec"]["headGroupSpec"]["template"]["spec"];
     podSpec["restartPolicy"] = "Never";

@@ -32,7 +32,7 @@ struct Ctx {
     plan.events.push_back({type, reason, message});
   }
   void fail(const std::string& reason, const std::string& message) {
-    st.jobDeploymentStatus = "Failed";
+    st.jobDeploymentStatus = DeploymentStatus::Failed;
     st.reason = reason;
     st.message = message;
   }
@@ -64,7 +64,7 @@ bool deadlinesPassed(Ctx& c, bool activeDeadline, bool preRunningDeadline) {
 void decideNew(Ctx& c) {
   if (!c.job.hasFinalizer()) c.intent(Action::AddFinalizer, c.job.name);
   uint32_t incarnation = std::max<uint32_t>(c.facts.nextIncarnation, uint32_t(c.st.failed) + 1);
-  if (c.job.spec.submissionMode != "InteractiveMode" && c.st.jobId.empty()) {
+  if (c.job.spec.submissionMode != SubmissionMode::InteractiveMode && c.st.jobId.empty()) {
     c.st.jobId =
         c.job.spec.jobId.empty() ? generatedName(c.job, incarnation, "job") : c.job.spec.jobId;
   }
@@ -77,7 +77,7 @@ void decideNew(Ctx& c) {
   c.st.jobStatus = "";
   c.st.reason = "";
   c.st.message = "";
-  c.st.jobDeploymentStatus = "Initializing";
+  c.st.jobDeploymentStatus = DeploymentStatus::Initializing;
   c.st.startTime = toRfc3339(c.now);
   c.observe(events::AttemptStarted{
       uint32_t(c.st.failed + 1), incarnation, c.st.rayClusterName, c.st.jobId});
@@ -118,7 +118,7 @@ bool clusterReadyNow(const ClusterView& cluster) {
 
 void decideInitializing(Ctx& c) {
   if (c.job.spec.suspend) {
-    c.st.jobDeploymentStatus = "Suspending";
+    c.st.jobDeploymentStatus = DeploymentStatus::Suspending;
     return;
   }
   if (deadlinesPassed(c, true, true)) return;
@@ -137,17 +137,17 @@ void decideInitializing(Ctx& c) {
     c.st.dashboardURL = c.o.headService->name + "." + c.job.ns + ".svc." + c.cfg.clusterDomain +
                         ":" + std::to_string(c.o.headService->dashboardPort);
   }
-  if (c.job.spec.submissionMode == "InteractiveMode") {
-    c.st.jobDeploymentStatus = "Waiting";
+  if (c.job.spec.submissionMode == SubmissionMode::InteractiveMode) {
+    c.st.jobDeploymentStatus = DeploymentStatus::Waiting;
     return;
   }
-  if (c.job.spec.submissionMode == "K8sJobMode" && !c.o.submitter) {
+  if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && !c.o.submitter) {
     RayJob withStatus = c.job;
     withStatus.status = c.st;
     c.intent(Action::CreateSubmitterJob, c.job.name,
              submitterJobFor(withStatus, c.o.cluster->raw, c.st.failed + 1));
   }
-  c.st.jobDeploymentStatus = "Running";
+  c.st.jobDeploymentStatus = DeploymentStatus::Running;
   c.plan.why = "cluster ready at " + c.st.dashboardURL + "; running";
 }
 
@@ -167,7 +167,7 @@ void decideWaiting(Ctx& c) {
     return;
   }
   c.st.jobId = c.job.spec.jobId;
-  c.st.jobDeploymentStatus = "Running";
+  c.st.jobDeploymentStatus = DeploymentStatus::Running;
 }
 
 void recordStatusCheckFailure(Ctx& c, const std::string& error) {
@@ -189,12 +189,12 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
   if (info.endTimeMs) c.st.rayJobInfoEndTime = toRfc3339(int64_t(info.endTimeMs));
   if (c.o.cluster) c.st.rayClusterStatus = c.o.cluster->status;
   bool hasSubmitter =
-      c.job.spec.submissionMode == "K8sJobMode" || c.job.spec.submissionMode == "SidecarMode";
+      c.job.spec.submissionMode == SubmissionMode::K8sJobMode || c.job.spec.submissionMode == SubmissionMode::SidecarMode;
   if (ray::isTerminalRayStatus(info.status) && (!hasSubmitter || submitterFinished)) {
     if (info.status == "FAILED")
       c.fail("AppFailed", info.message);
     else {
-      c.st.jobDeploymentStatus = "Complete";
+      c.st.jobDeploymentStatus = DeploymentStatus::Complete;
       c.st.reason = "";
     }
     c.observe(events::RayJobTerminal{info.status, c.st.jobId});
@@ -252,7 +252,7 @@ struct SubmitterState {
 
 // Returns false when the decision is already made (the attempt failed, or no usable head Pod).
 bool submitterState(Ctx& c, SubmitterState& s) {
-  if (c.job.spec.submissionMode == "K8sJobMode" && c.o.submitter) {
+  if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && c.o.submitter) {
     s.failed = c.o.submitter->failed;
     s.finished = c.o.submitter->complete || s.failed;
     if (s.finished) {
@@ -261,7 +261,7 @@ bool submitterState(Ctx& c, SubmitterState& s) {
       s.failedMessage = c.o.submitter->failedMessage;
     }
   }
-  if (c.job.spec.submissionMode == "SidecarMode")
+  if (c.job.spec.submissionMode == SubmissionMode::SidecarMode)
     return checkSidecar(c, s.finished, s.failed, s.finishedAt, s.failedReason, s.failedMessage);
   return true;
 }
@@ -289,7 +289,7 @@ bool onRayAnswer(Ctx& c, const ray::JobInfo& info, const SubmitterState& sub) {
       c.fail("JobDeploymentStatusTransitionGracePeriodExceeded",
              "The RayJob deployment status did not reach a terminal state within the grace period");
     } else {
-      c.st.jobDeploymentStatus = "Complete";
+      c.st.jobDeploymentStatus = DeploymentStatus::Complete;
       c.st.reason = "JobDeploymentStatusTransitionGracePeriodExceeded";
     }
     return true;
@@ -311,7 +311,7 @@ bool onRayNotFound(Ctx& c, const SubmitterState& sub) {
   // The status check itself succeeded, so an earlier failure streak is over (KubeRay keeps the
   // timer running through 404s and can time out a healthy wait).
   c.st.jobStatusCheckFailureStartTime = "";
-  if (c.job.spec.submissionMode == "HTTPMode") {
+  if (c.job.spec.submissionMode == SubmissionMode::HTTPMode) {
     if (c.facts.submittedIds.count(c.st.jobId)) {
       // W8: the journal says Ray accepted this id; a 404 now means Ray lost the record.
       c.fail("RayJobRecordLost", "Ray job " + c.st.jobId +
@@ -332,7 +332,7 @@ bool onRayNotFound(Ctx& c, const SubmitterState& sub) {
 
 void decideRunning(Ctx& c) {
   if (c.job.spec.suspend) {
-    c.st.jobDeploymentStatus = "Suspending";
+    c.st.jobDeploymentStatus = DeploymentStatus::Suspending;
     return;
   }
   if (!c.selectorMode() && (!c.o.cluster || c.o.cluster->deleting)) {
@@ -344,7 +344,7 @@ void decideRunning(Ctx& c) {
   SubmitterState sub;
   if (!submitterState(c, sub)) return;
   reconcileJobHeadService(c);
-  if (c.job.spec.submissionMode == "K8sJobMode" && !c.o.submitter) recreateSubmitter(c);
+  if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && !c.o.submitter) recreateSubmitter(c);
   const RayProbe& ray = c.o.ray;
   // W4: Ray is asked before any elapsed-time rule, so downtime never fails a finished job.
   if (ray.reachable && ray.info) {
@@ -384,7 +384,7 @@ void decideTeardown(Ctx& c) {
     gone = false;
     if (!c.o.cluster->deleting) c.intent(Action::DeleteRayCluster, c.st.rayClusterName);
   }
-  if (c.job.spec.submissionMode == "K8sJobMode" && c.o.submitter) {
+  if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && c.o.submitter) {
     gone = false;
     if (!c.o.submitter->deleting) c.intent(Action::DeleteSubmitterJob, c.job.name);
   }
@@ -392,12 +392,12 @@ void decideTeardown(Ctx& c) {
     c.plan.why = "waiting for the children of " + c.job.key() + " to be deleted";
     return;
   }
-  bool retrying = c.st.jobDeploymentStatus == "Retrying";
+  bool retrying = c.st.jobDeploymentStatus == DeploymentStatus::Retrying;
   c.st.rayClusterStatus = model::Document();
   c.st.rayClusterName = c.st.dashboardURL = c.st.jobId = c.st.message = c.st.reason = "";
   c.st.rayJobInfoStartTime = c.st.rayJobInfoEndTime = c.st.jobStatusCheckFailureStartTime =
       c.st.jobStatus = "";
-  c.st.jobDeploymentStatus = retrying ? "New" : "Suspended";
+  c.st.jobDeploymentStatus = retrying ? DeploymentStatus::New : DeploymentStatus::Suspended;
   c.plan.why = retrying ? "children gone; starting the next attempt" : "children gone; suspended";
 }
 
@@ -509,21 +509,55 @@ void decideDeletion(Ctx& c) {
 }
 
 void accountBackoff(Ctx& c) {
-  const std::string& was = c.job.status.jobDeploymentStatus;
-  if (c.st.jobDeploymentStatus == "Failed" && was != "Failed") {
+  const DeploymentStatus was = c.job.status.jobDeploymentStatus;
+  if (c.st.jobDeploymentStatus == DeploymentStatus::Failed && was != DeploymentStatus::Failed) {
     c.st.failed += 1;
     const auto& limit = c.job.spec.backoffLimit;
     if (limit && c.st.failed < *limit + 1 && c.st.reason != "DeadlineExceeded" &&
         c.st.reason != "JobStatusCheckTimeoutExceeded") {
-      c.st.jobDeploymentStatus = "Retrying";
+      c.st.jobDeploymentStatus = DeploymentStatus::Retrying;
       c.plan.why +=
           "; attempt " + std::to_string(c.st.failed) + " failed (" + c.st.reason + "), retrying";
     }
   }
-  if (c.st.jobDeploymentStatus == "Complete" && was != "Complete" && c.st.jobStatus == "SUCCEEDED")
+  if (c.st.jobDeploymentStatus == DeploymentStatus::Complete && was != DeploymentStatus::Complete &&
+      c.st.jobStatus == "SUCCEEDED")
     c.st.succeeded += 1;
   if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus) && !isTerminalDeploymentStatus(was)) {
     c.st.endTime = toRfc3339(c.now);  // W11: the time of the terminal observation, journaled
+  }
+}
+
+// One state's step (reference 2.4); New, ValidationFailed (W16: a fixed spec restarts) and
+// Suspended with suspend lifted start a new attempt.
+void decideState(Ctx& c) {
+  switch (c.st.jobDeploymentStatus) {
+    case DeploymentStatus::New:
+    case DeploymentStatus::ValidationFailed:
+      return decideNew(c);
+    case DeploymentStatus::Initializing:
+      return decideInitializing(c);
+    case DeploymentStatus::Waiting:
+      return decideWaiting(c);
+    case DeploymentStatus::Running:
+      return decideRunning(c);
+    case DeploymentStatus::Suspending:
+    case DeploymentStatus::Retrying:
+      return decideTeardown(c);
+    case DeploymentStatus::Suspended:
+      c.plan.requeueAfterMs.reset();
+      if (!c.job.spec.suspend) {
+        c.st.jobStatus = "";
+        c.st.jobDeploymentStatus = DeploymentStatus::New;
+        c.plan.requeueAfterMs = 0;
+      }
+      return;
+    case DeploymentStatus::Complete:
+    case DeploymentStatus::Failed:
+      return decideFinished(c);
+    case DeploymentStatus::Unknown:
+      c.plan.why = "unknown jobDeploymentStatus \"" + c.st.unknownDeploymentStatus + "\"; waiting";
+      return;
   }
 }
 
@@ -542,7 +576,7 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
     return std::move(c.plan);
   }
   if (auto error = validateRayJob(c.job)) {
-    c.st.jobDeploymentStatus = "ValidationFailed";
+    c.st.jobDeploymentStatus = DeploymentStatus::ValidationFailed;
     c.st.reason = "ValidationFailed";
     c.st.message = error->message;
     c.plan.requeueAfterMs.reset();
@@ -550,26 +584,7 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
       c.event("Warning", error->reason, c.job.key() + ": " + error->message);
     c.plan.why = "validation failed: " + error->message;
   } else {
-    const std::string& state = c.st.jobDeploymentStatus;
-    if (state.empty() || state == "New" || state == "ValidationFailed")
-      decideNew(c);  // W16: fixed spec restarts
-    else if (state == "Initializing")
-      decideInitializing(c);
-    else if (state == "Waiting")
-      decideWaiting(c);
-    else if (state == "Running")
-      decideRunning(c);
-    else if (state == "Suspending" || state == "Retrying")
-      decideTeardown(c);
-    else if (state == "Suspended") {
-      c.plan.requeueAfterMs.reset();
-      if (!c.job.spec.suspend) {
-        c.st.jobStatus = "";
-        c.st.jobDeploymentStatus = "New";
-        c.plan.requeueAfterMs = 0;
-      }
-    } else if (isTerminalDeploymentStatus(state))
-      decideFinished(c);
+    decideState(c);
     accountBackoff(c);
   }
   c.st.observedGeneration = c.job.generation;

@@ -1,6 +1,7 @@
 #include "controller/RayJob.h"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,12 @@ std::optional<std::string> optionalText(const json& object, const char* key) {
   return it->get<std::string>();
 }
 
+std::optional<DeploymentStatus> deploymentOf(const json& condition) {
+  auto name = optionalText(condition, "jobDeploymentStatus");
+  if (!name) return std::nullopt;
+  return deploymentStatusFromName(*name);
+}
+
 // Lenient: a wrong type reads as the default, and validation names the field.
 DeletionStrategy deletionStrategyOf(const json& d) {
   DeletionStrategy out;
@@ -58,7 +65,7 @@ DeletionStrategy deletionStrategyOf(const json& d) {
     const json& cond = objectAt(rule, "condition");
     const json& ttl = memberAt(cond, "ttlSeconds");
     out.rules.push_back({optionalText(rule, "policy").value_or("DeleteNone"),
-                         optionalText(cond, "jobStatus"), optionalText(cond, "jobDeploymentStatus"),
+                         optionalText(cond, "jobStatus"), deploymentOf(cond),
                          ttl.is_number_integer() ? ttl.get<int64_t>() : 0});
   }
   out.onSuccessPolicy = optionalText(objectAt(d, "onSuccess"), "policy").value_or("DeleteNone");
@@ -72,8 +79,37 @@ bool RayJob::hasFinalizer() const {
   return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
 }
 
-bool isTerminalDeploymentStatus(const std::string& s) {
-  return s == "Complete" || s == "Failed";
+namespace {
+const std::array<std::string, 11> kDeploymentNames{
+    "",       "Initializing",     "Waiting",    "Running",   "Complete", "Failed",
+    "ValidationFailed", "Suspending", "Suspended", "Retrying", "Unknown"};
+const std::array<std::string, 5> kModeNames{"K8sJobMode", "HTTPMode", "InteractiveMode",
+                                            "SidecarMode", "Unknown"};
+}  // namespace
+
+const std::string& deploymentStatusName(DeploymentStatus status) {
+  return kDeploymentNames.at(size_t(status));
+}
+
+DeploymentStatus deploymentStatusFromName(const std::string& name) {
+  if (name == "New") return DeploymentStatus::New;  // older rayjournal versions wrote it
+  for (size_t i = 0; i + 1 < kDeploymentNames.size(); ++i)
+    if (kDeploymentNames[i] == name) return DeploymentStatus(i);
+  return DeploymentStatus::Unknown;
+}
+
+const std::string& submissionModeName(SubmissionMode mode) {
+  return kModeNames.at(size_t(mode));
+}
+
+SubmissionMode submissionModeFromName(const std::string& name) {
+  for (size_t i = 0; i + 1 < kModeNames.size(); ++i)
+    if (kModeNames[i] == name) return SubmissionMode(i);
+  return SubmissionMode::Unknown;
+}
+
+bool isTerminalDeploymentStatus(DeploymentStatus s) {
+  return s == DeploymentStatus::Complete || s == DeploymentStatus::Failed;
 }
 
 RayJobStatus statusFromJson(const json& s) {
@@ -84,7 +120,9 @@ RayJobStatus statusFromJson(const json& s) {
   st.rayClusterName = field<std::string>(s, "rayClusterName", "", p);
   st.dashboardURL = field<std::string>(s, "dashboardURL", "", p);
   st.jobStatus = field<std::string>(s, "jobStatus", "", p);
-  st.jobDeploymentStatus = field<std::string>(s, "jobDeploymentStatus", "", p);
+  const std::string deployment = field<std::string>(s, "jobDeploymentStatus", "", p);
+  st.jobDeploymentStatus = deploymentStatusFromName(deployment);
+  if (st.jobDeploymentStatus == DeploymentStatus::Unknown) st.unknownDeploymentStatus = deployment;
   st.reason = field<std::string>(s, "reason", "", p);
   st.message = field<std::string>(s, "message", "", p);
   st.startTime = field<std::string>(s, "startTime", "", p);
@@ -125,7 +163,8 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   s.entrypoint = field<std::string>(spec, "entrypoint", "", p);
   s.runtimeEnvYAML = field<std::string>(spec, "runtimeEnvYAML", "", p);
   s.jobId = field<std::string>(spec, "jobId", "", p);
-  s.submissionMode = field<std::string>(spec, "submissionMode", "K8sJobMode", p);
+  s.submissionModeText = field<std::string>(spec, "submissionMode", "K8sJobMode", p);
+  s.submissionMode = submissionModeFromName(s.submissionModeText);
   s.rayClusterSpec = sharedMember(job.raw, spec, "rayClusterSpec");
   s.clusterSelector = stringMap(spec, "clusterSelector", p);
   s.shutdownAfterJobFinishes = field<bool>(spec, "shutdownAfterJobFinishes", false, p);
@@ -163,7 +202,9 @@ json statusToJson(const RayJobStatus& st) {
   put("rayClusterName", st.rayClusterName);
   put("dashboardURL", st.dashboardURL);
   put("jobStatus", st.jobStatus);
-  put("jobDeploymentStatus", st.jobDeploymentStatus);
+  put("jobDeploymentStatus", st.jobDeploymentStatus == DeploymentStatus::Unknown
+                                 ? st.unknownDeploymentStatus
+                                 : deploymentStatusName(st.jobDeploymentStatus));
   put("reason", st.reason);
   put("message", st.message);
   put("startTime", st.startTime);

@@ -17,12 +17,34 @@ namespace rayjournal::controller {
 
 inline constexpr const char* kFinalizer = "ray.io/rayjob-finalizer";
 
+// spec.submissionMode; Unknown keeps the written name for validation to report.
+enum class SubmissionMode : uint8_t { K8sJobMode, HTTPMode, InteractiveMode, SidecarMode, Unknown };
+// status.jobDeploymentStatus as KubeRay writes it (New is the empty string); Unknown is a value
+// no controller of ours writes, kept as read.
+enum class DeploymentStatus : uint8_t {
+  New,
+  Initializing,
+  Waiting,
+  Running,
+  Complete,
+  Failed,
+  ValidationFailed,
+  Suspending,
+  Suspended,
+  Retrying,
+  Unknown,
+};
+const std::string& deploymentStatusName(DeploymentStatus status);  // New: ""
+DeploymentStatus deploymentStatusFromName(const std::string& name);  // "" and "New": New
+const std::string& submissionModeName(SubmissionMode mode);
+SubmissionMode submissionModeFromName(const std::string& name);
+
 // spec.deletionStrategy as the decision reads it (validation reads the raw document and reports
 // what is wrong before the decision uses this).
 struct DeletionRule {
   std::string policy = "DeleteNone";
   std::optional<std::string> jobStatus;  // the condition: this Ray job status ...
-  std::optional<std::string> jobDeploymentStatus;  // ... or this deployment status
+  std::optional<DeploymentStatus> jobDeploymentStatus;  // ... or this deployment status
   int64_t ttlSeconds = 0;
 };
 struct DeletionStrategy {
@@ -37,7 +59,8 @@ struct RayJobSpec {
   std::string entrypoint;
   std::string runtimeEnvYAML;
   std::string jobId;
-  std::string submissionMode = "K8sJobMode";
+  SubmissionMode submissionMode = SubmissionMode::K8sJobMode;
+  std::string submissionModeText = "K8sJobMode";  // as written
   // Members of the raw document, shared with it (never copied); null when the field is absent.
   model::Document rayClusterSpec;
   std::map<std::string, std::string> clusterSelector;
@@ -63,7 +86,8 @@ struct RayJobStatus {
   std::string rayClusterName;
   std::string dashboardURL;
   std::string jobStatus;
-  std::string jobDeploymentStatus;
+  DeploymentStatus jobDeploymentStatus = DeploymentStatus::New;
+  std::string unknownDeploymentStatus;  // the text, when jobDeploymentStatus is Unknown
   std::string reason;
   std::string message;
   std::string startTime;  // RFC 3339, empty when unset
@@ -104,6 +128,6 @@ model::ApiObject statusObject(const RayJobStatus& status);
 nlohmann::json statusToJson(const RayJobStatus& status);
 RayJobStatus statusFromJson(const nlohmann::json& status);
 
-bool isTerminalDeploymentStatus(const std::string& status);  // Complete or Failed
+bool isTerminalDeploymentStatus(DeploymentStatus status);  // Complete or Failed
 
 }  // namespace rayjournal::controller

@@ -39,7 +39,7 @@ std::optional<ValidationError> validateClusterSource(const RayJobSpec& s) {
     auto it = s.clusterSelector.find("ray.io/cluster");
     if (it == s.clusterSelector.end() || it->second.empty())
       return spec("spec.clusterSelector: the ray.io/cluster value must be non-empty");
-    if (s.submissionMode == "SidecarMode")
+    if (s.submissionMode == SubmissionMode::SidecarMode)
       return spec("spec.clusterSelector: cannot be used with SidecarMode");
     if (s.backoffLimit.value_or(0) > 0)
       return spec("spec.backoffLimit: must be 0 with clusterSelector");
@@ -66,13 +66,11 @@ std::optional<ValidationError> validateClusterSource(const RayJobSpec& s) {
 }
 
 std::optional<ValidationError> validateModes(const RayJobSpec& s) {
-  static const std::set<std::string> modes{"K8sJobMode", "HTTPMode", "InteractiveMode",
-                                           "SidecarMode"};
-  if (!modes.count(s.submissionMode))
-    return spec("spec.submissionMode: unknown mode \"" + s.submissionMode + "\"");
-  if (s.submissionMode == "InteractiveMode" && s.backoffLimit.value_or(0) > 0)
+  if (s.submissionMode == SubmissionMode::Unknown)
+    return spec("spec.submissionMode: unknown mode \"" + s.submissionModeText + "\"");
+  if (s.submissionMode == SubmissionMode::InteractiveMode && s.backoffLimit.value_or(0) > 0)
     return spec("spec.backoffLimit: must be 0 in InteractiveMode");
-  if (s.submissionMode == "SidecarMode") {
+  if (s.submissionMode == SubmissionMode::SidecarMode) {
     if (!s.submitterPodTemplate.get().is_null())
       return spec("spec.submitterPodTemplate: not allowed in SidecarMode");
     if (s.submitterBackoffLimit) return spec("spec.submitterConfig: not allowed in SidecarMode");
@@ -204,7 +202,8 @@ std::optional<ValidationError> validateRayJob(const RayJob& job) {
   } catch (const std::invalid_argument& e) {
     return spec(std::string("spec.") + e.what());
   }
-  if (job.status.jobDeploymentStatus == "Waiting" && job.spec.submissionMode != "InteractiveMode") {
+  if (job.status.jobDeploymentStatus == DeploymentStatus::Waiting &&
+      job.spec.submissionMode != SubmissionMode::InteractiveMode) {
     return ValidationError{"InvalidRayJobStatus",
                            "status.jobDeploymentStatus: Waiting is only valid in InteractiveMode"};
   }

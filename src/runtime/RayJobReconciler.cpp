@@ -13,10 +13,11 @@ namespace rayjournal::runtime {
 using namespace controller;  // the decision types this reconciler feeds
 
 bool isAtRest(const RayJob& job) {
-  const std::string& s = job.status.jobDeploymentStatus;
+  using enum DeploymentStatus;
+  const DeploymentStatus s = job.status.jobDeploymentStatus;
   if (job.deleting) return false;
-  if (s == "Complete" || s == "Failed" || s == "ValidationFailed" || s == "Suspended") return true;
-  return s == "Waiting" && job.spec.jobId.empty();
+  if (s == Complete || s == Failed || s == ValidationFailed || s == Suspended) return true;
+  return s == Waiting && job.spec.jobId.empty();
 }
 
 Observed RayJobReconciler::observe(RayJob parsed) {
@@ -32,21 +33,22 @@ Observed RayJobReconciler::observe(RayJob parsed) {
         o.headService = serviceView(std::move(svc));
     }
   }
-  if (job.spec.submissionMode == "K8sJobMode" && !st.jobId.empty()) {
+  if (job.spec.submissionMode == SubmissionMode::K8sJobMode && !st.jobId.empty()) {
     if (auto submitter = kube_.getSnapshot("Job", job.ns, job.name))
       o.submitter = submitterView(*submitter);
   }
-  if (job.spec.submissionMode == "SidecarMode" && !st.rayClusterName.empty()) {
+  if (job.spec.submissionMode == SubmissionMode::SidecarMode && !st.rayClusterName.empty()) {
     for (const auto& pod : kube_.list(
              "Pod", job.ns, {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}}))
       o.headPods.push_back(headPodView(pod));
   }
-  if (st.jobDeploymentStatus == "Running" && job.spec.clusterSelector.empty()) {
+  if (st.jobDeploymentStatus == DeploymentStatus::Running && job.spec.clusterSelector.empty()) {
     auto svc = kube_.getSnapshot("Service", job.ns, model::rayJobHeadServiceName(job.name));
     if (svc) o.jobHeadService = serviceView(std::move(svc));
   }
-  const std::string& s = st.jobDeploymentStatus;
-  bool wantsRay = s == "Running" || s == "Suspending" || s == "Retrying" || job.deleting;
+  const DeploymentStatus s = st.jobDeploymentStatus;
+  bool wantsRay = s == DeploymentStatus::Running || s == DeploymentStatus::Suspending ||
+                  s == DeploymentStatus::Retrying || job.deleting;
   if (wantsRay && !st.dashboardURL.empty() && !st.jobId.empty() &&
       !ray::isTerminalRayStatus(job.deleting ? st.jobStatus : "")) {
     o.ray.asked = true;
@@ -65,19 +67,21 @@ void RayJobReconciler::checkDrift(const RayJob& job) {
   if (!state || state->uid != job.uid || !state->inDoubt.empty() ||
       state->lastDeploymentStatus.empty())
     return;
-  if (state->lastDeploymentStatus == job.status.jobDeploymentStatus) return;
+  if (deploymentStatusFromName(state->lastDeploymentStatus) == job.status.jobDeploymentStatus)
+    return;
+  const std::string& has = deploymentStatusName(job.status.jobDeploymentStatus);
   wal::Record r;
   r.type = wal::RecordType::Observation;
   r.object = {"RayJob", job.ns, job.name, job.uid};
   r.attempt = uint32_t(job.status.failed + 1);
   r.body = events::encode(events::Drift{state->lastDeploymentStatus,
-                                        job.status.jobDeploymentStatus,
+                                        has,
                                         "Kubernetes is authoritative"});
   journal_.append(r, wal::Durability::Lazy);
   spdlog::warn(
       "RayJob {}: status drift: journal last wrote {} but Kubernetes has {}; deciding from "
       "Kubernetes",
-      job.key(), state->lastDeploymentStatus, job.status.jobDeploymentStatus);
+      job.key(), state->lastDeploymentStatus, has);
 }
 
 std::variant<Result, PlannedReconciler::Decision> RayJobReconciler::decideKey(
@@ -98,7 +102,8 @@ std::variant<Result, PlannedReconciler::Decision> RayJobReconciler::decideKey(
   const RayJob& job = observed.job;
   Plan plan = decide(observed, projection_.facts(key, job.status.jobId), clock_.nowMs(), config_);
   if (!plan.why.empty() && (!plan.intents.empty()))
-    spdlog::info("RayJob {} [{}]: {}", key, job.status.jobDeploymentStatus, plan.why);
+    spdlog::info("RayJob {} [{}]: {}", key, deploymentStatusName(job.status.jobDeploymentStatus),
+                 plan.why);
   for (const auto& e : plan.events) executor_.postEvent(job, e);
   // A plan that writes nothing leaves a terminal, suspended or waiting RayJob at rest.
   bool atRest = plan.intents.empty() && isAtRest(job);

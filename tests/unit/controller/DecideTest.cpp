@@ -225,5 +225,34 @@ TEST(DecideTest, DecidingOnTheStatusJustWrittenWritesNothing) {
   }
 }
 
+// Deployment states are an enum at the boundary: KubeRay's New is the empty string (an older
+// rayjournal wrote "New", still read as New), and a value nobody defines is kept as written and
+// not overwritten.
+TEST(DecideTest, DeploymentStatusNamesRoundTripAndAnUnknownOneIsLeftAlone) {
+  EXPECT_EQ(deploymentStatusFromName(""), DeploymentStatus::New);
+  EXPECT_EQ(deploymentStatusFromName("New"), DeploymentStatus::New);
+  EXPECT_EQ(deploymentStatusName(DeploymentStatus::New), "");
+  for (auto s : {DeploymentStatus::Initializing, DeploymentStatus::Retrying,
+                 DeploymentStatus::ValidationFailed})
+    EXPECT_EQ(deploymentStatusFromName(deploymentStatusName(s)), s);
+  json doc = manifest();
+  doc["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
+  doc["status"] = {{"jobDeploymentStatus", "Teleporting"}, {"observedGeneration", 1}};
+  Observed o = observed(doc);
+  EXPECT_EQ(o.job.status.jobDeploymentStatus, DeploymentStatus::Unknown);
+  Plan plan = decide(o, {}, 1000, {});
+  EXPECT_TRUE(writtenStatus(plan).is_null()) << writtenStatus(plan).dump();
+  EXPECT_NE(plan.why.find("Teleporting"), std::string::npos) << plan.why;
+}
+
+TEST(DecideTest, AnUnknownSubmissionModeFailsValidationNamingIt) {
+  json doc = manifest();
+  doc["spec"]["submissionMode"] = "CarrierPigeonMode";
+  Plan plan = decide(observed(doc), {}, 1000, {});
+  json st = writtenStatus(plan);
+  EXPECT_EQ(st.value("jobDeploymentStatus", ""), "ValidationFailed");
+  EXPECT_NE(st.value("message", "").find("CarrierPigeonMode"), std::string::npos) << st.dump();
+}
+
 }  // namespace
 }  // namespace rayjournal::controller
