@@ -41,6 +41,11 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
   app.add_option("--workers", options.stack.workers, "reconcile workers")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  app.add_option("--max-batch", options.stack.maxBatch,
+                 "ready keys one worker reconciles together; one journal fsync makes all their "
+                 "intents durable (1: one key at a time)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   app.add_flag("--salvage-journal", options.salvageJournal,
                "on a corrupt journal, keep the readable prefix and continue");
   app.add_option("--timeout", options.timeoutSeconds,

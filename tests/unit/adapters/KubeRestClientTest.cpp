@@ -10,9 +10,12 @@
 
 #include "adapters/kube/KubeRestClient.h"
 #include "adapters/ray/RayHttpClient.h"
+#include "support/ClosedPort.h"
 
 namespace rayjournal::kube {
 namespace {
+
+using testing::closedPort;
 
 namespace bhttp = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
@@ -151,6 +154,32 @@ TEST(RayHttpClientTest, AnswersOfTheJobsApi) {
             (std::vector<std::string>{"GET /api/jobs/x", "GET /api/jobs/x", "POST /api/jobs/",
                                       "POST /api/jobs/x/stop", "DELETE /api/jobs/x",
                                       "DELETE /api/jobs/x", "GET /api/version"}));
+}
+
+TEST(KubeRestClientTest, ResourcePaths) {
+  EXPECT_EQ(resourcePath("RayJob", "ns1", "a", "status"),
+            "/apis/ray.io/v1/namespaces/ns1/rayjobs/a/status");
+  EXPECT_EQ(resourcePath("Pod", ""), "/api/v1/pods");
+  EXPECT_EQ(resourcePath("Job", "x", "j"), "/apis/batch/v1/namespaces/x/jobs/j");
+  EXPECT_EQ(resourcePath("Lease", "x", "l"), "/apis/coordination.k8s.io/v1/namespaces/x/leases/l");
+  EXPECT_THROW(resourcePath("Gizmo", "x"), ApiError);
+}
+
+TEST(KubeRestClientTest, UnreachableServerIsAnErrorNamingTheServer) {
+  KubeConfig c;
+  c.server = "https://127.0.0.1:" + std::to_string(closedPort());
+  c.tls.insecureSkipVerify = true;
+  KubeRestOptions o;
+  o.timeout = std::chrono::milliseconds(2000);
+  KubeRestClient client(c, o);
+  try {
+    client.create("RayJob", {{"metadata", {{"name", "a"}, {"namespace", "n"}}}});
+    FAIL() << "expected an error";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.code(), 0);
+    EXPECT_EQ(e.reason(), "Unreachable");
+    EXPECT_NE(std::string(e.what()).find(c.server), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
