@@ -13,6 +13,7 @@
 #include "adapters/CountingClients.h"
 #include "adapters/YamlJson.h"
 #include "adapters/sim/SimWorld.h"
+#include "model/JsonAccess.h"
 #include "operator/OperatorMetrics.h"
 #include "operator/RunnerSupport.h"
 
@@ -60,8 +61,18 @@ void applyDocument(sim::SimKube& kube, json doc, const std::string& file) {
                  kind.empty() ? "<no kind>" : kind);
     return;
   }
-  if (!doc.contains("metadata") || doc["metadata"].value("name", "").empty()) {
-    throw std::runtime_error(file + ": RayJob without metadata.name");
+  const json& meta = model::objectAt(doc, "metadata");
+  if (model::stringAt(meta, "name").empty() && !model::stringAt(meta, "generateName").empty()) {
+    // As `kubectl create`: the API server names it, and every apply makes a new RayJob.
+    if (!meta.contains("namespace")) doc["metadata"]["namespace"] = "default";
+    auto created = kube.create("RayJob", doc);
+    spdlog::info("applied {}: RayJob {}/{} created (generateName)", file,
+                 model::stringAt(model::objectAt(*created, "metadata"), "namespace"),
+                 model::stringAt(model::objectAt(*created, "metadata"), "name"));
+    return;
+  }
+  if (model::stringAt(meta, "name").empty()) {
+    throw std::runtime_error(file + ": RayJob without metadata.name or metadata.generateName");
   }
   if (!doc["metadata"].contains("namespace")) doc["metadata"]["namespace"] = "default";
   std::string ns = doc["metadata"]["namespace"], name = doc["metadata"]["name"];

@@ -46,6 +46,24 @@ with tempfile.TemporaryDirectory() as work:
     for name in GONE:
         if name in jobs:
             failures.append(f"{name}: expected to be deleted by its deletion rules, still there: {jobs[name]}")
+    # A manifest with generateName (KubeRay's kueue samples) is named as an API server would.
+    generated_dir = os.path.join(work, "generated")
+    os.makedirs(generated_dir)
+    with open(os.path.join(SAMPLES, "rayjob-success.yaml")) as f:
+        text = f.read().replace("  name: rayjob-success\n", "  generateName: rayjob-sample-\n", 1)
+    with open(os.path.join(generated_dir, "generated.yaml"), "w") as f:
+        f.write(text)
+    summary2 = os.path.join(work, "summary2.json")
+    run = subprocess.run([OPERATOR, "--apply", generated_dir, f"--journal-dir={work}/journal2",
+                          f"--cluster-dir={work}/cluster2", "--exit-when-idle", "--timeout", "120",
+                          "--no-progress", "--requeue-ms", "300", "--summary-json", summary2],
+                         capture_output=True, text=True)
+    named = [j for j in json.load(open(summary2))] if run.returncode == 0 else []
+    if (run.returncode != 0 or len(named) != 1 or not named[0]["name"].startswith("rayjob-sample-")
+            or named[0]["jobDeploymentStatus"] != "Complete"):
+        failures.append(f"generateName manifest: exit {run.returncode}, RayJobs {named}, "
+                        f"stderr {run.stderr[-1500:]}")
     if failures:
         sys.exit("\n".join(failures))
-    print(f"{len(EXPECTED) + len(GONE)} samples reached their documented final states")
+    print(f"{len(EXPECTED) + len(GONE)} samples reached their documented final states, "
+          "and a generateName manifest was named and completed")

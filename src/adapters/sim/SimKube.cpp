@@ -12,6 +12,24 @@ namespace {
 std::string nsOf(const json& o) {
   return o["metadata"].value("namespace", "default");
 }
+// The API server's generateName: the prefix plus 5 characters of apimachinery's alphabet, here
+// derived from the next resourceVersion so that a simulated run names objects the same way
+// every time.
+void assignGeneratedName(json& object, uint64_t nextVersion) {
+  if (!object.is_object() || !object["metadata"].is_object()) return;
+  json& meta = object["metadata"];
+  const json& prefix = meta.contains("generateName") ? meta["generateName"] : json();
+  if (!prefix.is_string() || (meta.contains("name") && meta["name"].is_string() &&
+                              !meta["name"].get<std::string>().empty()))
+    return;
+  static const std::string alphabet = "bcdfghjklmnpqrstvwxz2456789";
+  uint64_t h = 1469598103934665603ull ^ nextVersion;
+  for (unsigned char c : prefix.get<std::string>()) h = (h ^ c) * 1099511628211ull;
+  std::string name = prefix.get<std::string>();
+  for (int i = 0; i < 5; ++i, h /= alphabet.size()) name.push_back(alphabet[h % alphabet.size()]);
+  meta["name"] = name;
+}
+
 std::string nameOf(const json& o) {
   return o["metadata"].value("name", "");
 }
@@ -349,8 +367,9 @@ kube::Snapshot SimKube::write(const std::string& verb, const std::string& kind, 
 kube::Snapshot SimKube::create(const std::string& kind, json input) {
   return write("create", kind, [&](std::vector<Event>& events) {
     json object = std::move(input);
+    assignGeneratedName(object, resourceVersion_ + 1);
     if (!object.contains("metadata") || nameOf(object).empty()) {
-      throw kube::ApiError(422, "Invalid", kind + ": metadata.name is required");
+      throw kube::ApiError(422, "Invalid", kind + ": metadata.name or generateName is required");
     }
     if (!object["metadata"].contains("namespace")) object["metadata"]["namespace"] = "default";
     validate(kind, object);

@@ -35,6 +35,30 @@ TEST(SimKubeTest, CreateConflictAndGeneration) {
   EXPECT_EQ(afterStatus["metadata"]["generation"], 2) << "status writes do not bump generation";
 }
 
+// As an API server: generateName gets five random characters, a given name wins, and an object
+// with neither is refused naming both fields.
+TEST(SimKubeTest, GenerateNameIsCompletedByTheServer) {
+  ManualClock clock;
+  SimKube kube(clock);
+  json generated{{"metadata", {{"generateName", "rayjob-sample-"}, {"namespace", "default"}}}};
+  std::string a = (*kube.create("RayJob", generated))["metadata"]["name"];
+  std::string b = (*kube.create("RayJob", generated))["metadata"]["name"];
+  EXPECT_EQ(a.rfind("rayjob-sample-", 0), 0u) << a;
+  EXPECT_EQ(a.size(), std::string("rayjob-sample-").size() + 5);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(kube.get("RayJob", "default", b));
+  json named = generated;
+  named["metadata"]["name"] = "fixed";
+  EXPECT_EQ((*kube.create("RayJob", named))["metadata"]["name"], "fixed");
+  try {
+    kube.create("RayJob", {{"metadata", {{"namespace", "default"}}}});
+    FAIL() << "created an object without a name";
+  } catch (const kube::ApiError& e) {
+    EXPECT_EQ(e.code(), 422);
+    EXPECT_NE(std::string(e.what()).find("generateName"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SimKubeTest, FinalizersHoldDeletionAndOwnersCascade) {
   ManualClock clock;
   SimKube kube(clock);
