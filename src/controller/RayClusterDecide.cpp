@@ -27,7 +27,8 @@ GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group
       if (!pod->deleting) plan.deletePods.push_back(podName);
       continue;
     }
-    ++present;
+    ++present;  // an unhealthy Pod still holds its name until it is gone
+    if (pod->unhealthy && !pod->deleting) plan.deletePods.push_back(podName);
     if (pod->ready) ++tally.ready;
   }
   for (int64_t i = 0; present < tally.desired && i < tally.desired; ++i) {
@@ -57,15 +58,18 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   if (!o.headServiceExists) plan.creates.push_back({"Service", headServiceFor(cluster)});
   const std::string headName = model::headPodName(cluster.name);
   // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
-  if (!pods.count(headName) && !(cluster.noHeadRestart && cluster.provisioned))
+  auto head = pods.find(headName);
+  if (head == pods.end() && !(cluster.noHeadRestart && cluster.provisioned))
     plan.creates.push_back({"Pod", headPodFor(cluster)});
+  // A failed head is deleted and, once gone, created again under its name (KubeRay).
+  if (head != pods.end() && head->second->unhealthy && !head->second->deleting)
+    plan.deletePods.push_back(headName);
   ClusterTally tally;
   for (const auto& group : cluster.groups) {
     GroupTally t = planGroup(cluster, group, pods, plan);
     tally.desired += t.desired;
     tally.ready += t.ready;
   }
-  auto head = pods.find(headName);
   tally.headReady = head != pods.end() && head->second->ready;
   tally.allReady = tally.headReady && tally.ready == tally.desired;
   plan.status = clusterStatusFor(cluster, tally);

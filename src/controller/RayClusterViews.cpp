@@ -25,10 +25,23 @@ bool deletingNow(const json& object) {
   return !memberAt(objectAt(object, "metadata"), "deletionTimestamp").is_null();
 }
 
+bool rayContainerTerminated(const json& pod) {
+  const json& containers = arrayAt(objectAt(pod, "spec"), "containers");
+  if (containers.empty()) return false;
+  const std::string& ray = stringAt(containers[0], "name");
+  for (const auto& cs : arrayAt(objectAt(pod, "status"), "containerStatuses"))
+    if (stringAt(cs, "name") == ray) return !objectAt(objectAt(cs, "state"), "terminated").empty();
+  return false;
+}
+
 PodView podView(const json& pod) {
-  PodView v{stringAt(objectAt(pod, "metadata"), "name"), deletingNow(pod), false};
+  PodView v{stringAt(objectAt(pod, "metadata"), "name"), deletingNow(pod), false, false};
   const json& status = objectAt(pod, "status");
-  if (stringAt(status, "phase") != "Running") return v;
+  const std::string& phase = stringAt(status, "phase");
+  v.unhealthy = phase == "Failed" || phase == "Succeeded" ||
+                (phase == "Running" && stringAt(objectAt(pod, "spec"), "restartPolicy") == "Never" &&
+                 rayContainerTerminated(pod));
+  if (phase != "Running" || v.unhealthy) return v;
   for (const auto& c : arrayAt(status, "conditions"))
     if (stringAt(c, "type") == "Ready") v.ready = stringAt(c, "status") == "True";
   return v;

@@ -16,6 +16,9 @@ struct PodView {
   std::string name;
   bool deleting = false;
   bool ready = false;  // phase Running and condition Ready=True
+  // KubeRay's rule for a Pod to replace: phase Failed or Succeeded, or Running with its Ray
+  // container (the first) terminated under restartPolicy Never.
+  bool unhealthy = false;
 };
 
 struct WorkerGroupView {

@@ -167,5 +167,44 @@ TEST(RayClusterDecideTest, CustomHeadServiceNameIsHonoured) {
   EXPECT_EQ((*plan.status)["head"]["serviceName"], "my-head");
 }
 
+json failedPod(const std::string& name, const std::string& phase) {
+  json p = pod(name, false);
+  p["status"] = {{"phase", phase}};
+  return p;
+}
+
+// KubeRay's reconcilePods: a Failed or Succeeded Pod (or a Running one whose Ray container ended
+// under restartPolicy Never) is deleted, and created again under its name once it is gone.
+TEST(RayClusterDecideTest, AFailedHeadOrWorkerIsDeletedThenCreatedAgainUnderItsName) {
+  json c = cluster(1);
+  ClusterPlan failed =
+      decideOn(c, shared({failedPod("c1-head", "Failed"), failedPod("c1-gpu-worker-0", "Succeeded")}),
+               true);
+  EXPECT_EQ(failed.deletePods, (std::vector<std::string>{"c1-head", "c1-gpu-worker-0"}));
+  EXPECT_TRUE(failed.creates.empty()) << "not while the old Pods hold their names";
+  json deleting = failedPod("c1-head", "Failed");
+  deleting["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z";
+  EXPECT_TRUE(decideOn(c, shared({deleting, pod("c1-gpu-worker-0", true)}), true).deletePods.empty())
+      << "asked once";
+  ClusterPlan gone = decideOn(c, shared({pod("c1-gpu-worker-0", true)}), true);
+  EXPECT_EQ(createdNames(gone), std::vector<std::string>{"Pod c1-head"});
+  json exited = pod("c1-gpu-worker-0", true);
+  exited["spec"] = {{"restartPolicy", "Never"}, {"containers", json::array({{{"name", "w"}}})}};
+  exited["status"]["containerStatuses"] =
+      json::array({{{"name", "w"}, {"state", {{"terminated", {{"exitCode", 1}}}}}}});
+  ClusterPlan rayExited = decideOn(c, shared({pod("c1-head", true), exited}), true);
+  EXPECT_EQ(rayExited.deletePods, std::vector<std::string>{"c1-gpu-worker-0"});
+}
+
+TEST(RayClusterDecideTest, AProvisionedSidecarHeadIsNotCreatedAgain) {
+  json c = cluster(0);
+  c["metadata"]["annotations"] = {{"ray.io/disable-provisioned-head-restart", "true"}};
+  c["status"]["conditions"] =
+      json::array({{{"type", "RayClusterProvisioned"}, {"status", "True"}}});
+  ClusterPlan failed = decideOn(c, shared({failedPod("c1-head", "Failed")}), true);
+  EXPECT_EQ(failed.deletePods, std::vector<std::string>{"c1-head"});
+  EXPECT_TRUE(decideOn(c, {}, true).creates.empty());
+}
+
 }  // namespace
 }  // namespace rayjournal::controller
