@@ -167,25 +167,37 @@ std::string buildSidecarCommand(const RayJob& job, int dashboardPort) {
   return cmd + " -- " + job.spec.entrypoint + " ;";
 }
 
+// The RayJob's own head Service: the cluster head Service's ports, type, selector and
+// headlessness (KubeRay builds both from one function), under the RayJob's name and labels.
+// Node ports and a virtual IP belong to the cluster's Service and are not copied.
 json buildJobHeadService(const RayJob& job, const json& clusterHeadService,
                          const std::string& clusterName) {
-  json spec = clusterHeadService.value("spec", json::object());
-  json out{{"apiVersion", "v1"},
-           {"kind", "Service"},
-           {"metadata",
-            {{"name", model::rayJobHeadServiceName(job.name)},
-             {"namespace", job.ns},
-             {"labels",
-              {{"ray.io/originated-from-cr-name", job.name},
-               {"ray.io/originated-from-crd", "RayJob"},
-               {"ray.io/node-type", "head"},
-               {"ray.io/identifier", model::headPodName(job.name)}}},
-             {"ownerReferences", json::array({ownerReference(job)})}}},
-           {"spec",
-            {{"ports", spec.value("ports", json::array())},
-             {"selector", {{"ray.io/cluster", clusterName}, {"ray.io/node-type", "head"}}}}}};
-  if (spec.contains("type")) out["spec"]["type"] = spec["type"];
-  return out;
+  const json& from = objectAt(clusterHeadService, "spec");
+  json ports = arrayAt(from, "ports");
+  for (auto& p : ports) p.erase("nodePort");
+  json selector = objectAt(from, "selector");
+  if (selector.empty()) selector["ray.io/node-type"] = "head";
+  selector["ray.io/cluster"] = clusterName;
+  json spec = {{"ports", std::move(ports)}, {"selector", std::move(selector)}};
+  if (from.contains("type")) spec["type"] = from["type"];
+  if (stringAt(from, "clusterIP") == "None") {
+    spec["clusterIP"] = "None";
+    spec["publishNotReadyAddresses"] = memberAt(from, "publishNotReadyAddresses").is_boolean()
+                                           ? from["publishNotReadyAddresses"]
+                                           : json(true);
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata",
+           {{"name", model::rayJobHeadServiceName(job.name)},
+            {"namespace", job.ns},
+            {"labels",
+             {{"ray.io/originated-from-cr-name", job.name},
+              {"ray.io/originated-from-crd", "RayJob"},
+              {"ray.io/node-type", "head"},
+              {"ray.io/identifier", model::headPodName(job.name)}}},
+            {"ownerReferences", json::array({ownerReference(job)})}}},
+          {"spec", std::move(spec)}};
 }
 
 json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {

@@ -1,12 +1,16 @@
 #include "controller/RayClusterBuild.h"
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cctype>
+#include <limits>
 
+#include "adapters/TimeFormat.h"
 #include "controller/JsonAccess.h"
+#include "controller/RayClusterMeta.h"
 #include "model/Names.h"
+#include "model/Quantity.h"
 
 namespace rayjournal::controller {
-namespace {
 
 json ownedMeta(const std::string& name, const json& cluster, json labels) {
   const json& meta = objectAt(cluster, "metadata");
@@ -22,38 +26,75 @@ json ownedMeta(const std::string& name, const json& cluster, json labels) {
                                             {"blockOwnerDeletion", true}}})}};
 }
 
-json baseLabels(const std::string& cluster, const std::string& nodeType, const std::string& group) {
+std::string identifierLabel(const std::string& cluster, const std::string& nodeType) {
+  std::string id = cluster + "-" + nodeType;
+  if (id.size() > 63) id = id.substr(id.size() - 63);
+  if (!id.empty() && std::ispunct(static_cast<unsigned char>(id[0]))) id[0] = 'r';
+  return id;
+}
+
+std::string headServiceFqdn(const RayClusterView& cluster) {
+  const json& doc = cluster.raw.get();
+  const std::string& ns = stringAt(objectAt(doc, "metadata"), "namespace");
+  return headServiceNameOf(cluster.name, objectAt(doc, "spec")) + "." +
+         (ns.empty() ? "default" : ns) + ".svc." + cluster.clusterDomain;
+}
+
+namespace {
+
+// The head container's named ports (unnamed ones as "<n>-port"), else KubeRay's defaults, and
+// always a metrics port (getServicePorts).
+std::map<std::string, int64_t> headServicePorts(const json& clusterSpec) {
+  std::map<std::string, int64_t> ports;
+  const json& containers = arrayAt(
+      objectAt(objectAt(objectAt(clusterSpec, "headGroupSpec"), "template"), "spec"), "containers");
+  if (!containers.empty()) {
+    for (const auto& p : arrayAt(containers[0], "ports")) {
+      const json& number = memberAt(p, "containerPort");
+      if (!number.is_number_integer()) continue;
+      std::string name = stringAt(p, "name");
+      ports[name.empty() ? std::to_string(number.get<int64_t>()) + "-port" : name] = number;
+    }
+  }
+  if (ports.empty())
+    ports = {{"client", 10001}, {"gcs-server", 6379}, {"dashboard", 8265}, {"serve", 8000}};
+  ports.try_emplace("metrics", 8080);
+  return ports;
+}
+
+json headServiceLabels(const std::string& cluster) {
   return {{"ray.io/cluster", cluster},
-          {"ray.io/node-type", nodeType},
-          {"ray.io/group", group},
+          {"ray.io/node-type", "head"},
+          {"ray.io/identifier", identifierLabel(cluster, "head")},
           {"app.kubernetes.io/name", "kuberay"},
           {"app.kubernetes.io/created-by", "kuberay-operator"}};
 }
 
-// A Pod from a group's template: the template's labels and annotations kept, ours on top.
-model::ApiObject podFrom(const json& groupSpec, const std::string& name, const json& cluster,
-                         json labels) {
-  const json& tmpl = objectAt(groupSpec, "template");
-  json meta = ownedMeta(name, cluster, labels);
-  json tmplLabels = objectAt(objectAt(tmpl, "metadata"), "labels");
-  tmplLabels.update(labels);
-  meta["labels"] = std::move(tmplLabels);
-  const json& annotations = objectAt(objectAt(tmpl, "metadata"), "annotations");
-  if (!annotations.empty()) meta["annotations"] = annotations;
-  json spec = objectAt(tmpl, "spec");
-  if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Never";
-  return std::make_shared<json>(json{
-      {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(spec)}});
-}
-
-json condition(const std::string& type, bool ok, const std::string& reason,
-               const std::string& message, const json& previous) {
-  std::string status = ok ? "True" : "False";
-  for (const auto& c : previous) {
-    // Keep lastTransitionTime when the status did not change.
-    if (stringAt(c, "type") == type && stringAt(c, "status") == status) return c;
+// The user's headService: KubeRay's selector, labels over the user's, our ports after theirs
+// (one the user already declared by name or number is not added twice: the API server would
+// refuse a duplicate), the namespace forced, name and type defaulted.
+json customHeadService(json svc, const json& labels, json ports, const std::string& name,
+                       const json& clusterMeta, const std::string& serviceType) {
+  json& meta = svc["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  meta["labels"] = meta.contains("labels") && meta["labels"].is_object() ? meta["labels"]
+                                                                          : json::object();
+  meta["labels"].update(labels);
+  meta["name"] = name;
+  meta["namespace"] = stringAt(clusterMeta, "namespace");
+  json& spec = svc["spec"];
+  if (!spec.is_object()) spec = json::object();
+  spec["selector"] = labels;
+  json& own = spec["ports"];
+  if (!own.is_array()) own = json::array();
+  for (auto& p : ports) {
+    bool taken = std::any_of(own.begin(), own.end(), [&](const json& o) {
+      return stringAt(o, "name") == stringAt(p, "name") || memberAt(o, "port") == p["port"];
+    });
+    if (!taken) own.push_back(std::move(p));
   }
-  return {{"type", type}, {"status", status}, {"reason", reason}, {"message", message}};
+  if (stringAt(spec, "type").empty() && !serviceType.empty()) spec["type"] = serviceType;
+  return svc;
 }
 
 }  // namespace
@@ -61,56 +102,33 @@ json condition(const std::string& type, bool ok, const std::string& reason,
 model::ApiObject headServiceFor(const RayClusterView& cluster) {
   const json& doc = cluster.raw.get();
   const json& spec = objectAt(doc, "spec");
-  json labels = baseLabels(cluster.name, "head", "headgroup");
-  int port = dashboardPort(spec);
-  return std::make_shared<json>(json{
-      {"apiVersion", "v1"},
-      {"kind", "Service"},
-      {"metadata", ownedMeta(headServiceNameOf(cluster.name, spec), doc, labels)},
-      {"spec",
-       {{"selector", labels},
-        {"ports", json::array({{{"name", "dashboard"}, {"port", port}, {"targetPort", port}},
-                               {{"name", "gcs-server"}, {"port", 6379}},
-                               {{"name", "client"}, {"port", 10001}}})}}}});
-}
-
-model::ApiObject headPodFor(const RayClusterView& cluster) {
-  return podFrom(cluster.headGroup.get(), model::headPodName(cluster.name), cluster.raw.get(),
-                 baseLabels(cluster.name, "head", "headgroup"));
-}
-
-model::ApiObject workerPodFor(const RayClusterView& cluster, const WorkerGroupView& group,
-                              const std::string& podName) {
-  return podFrom(group.spec.get(), podName, cluster.raw.get(),
-                 baseLabels(cluster.name, "worker", group.name));
-}
-
-model::ApiObject clusterStatusFor(const RayClusterView& cluster, const ClusterTally& t) {
-  const json& doc = cluster.raw.get();
-  const json& previous = objectAt(doc, "status");
-  json status = previous;
-  const json& oldConditions = arrayAt(previous, "conditions");
-  status["desiredWorkerReplicas"] = t.desired;
-  status["readyWorkerReplicas"] = t.ready;
-  status["availableWorkerReplicas"] = t.ready;
-  status["head"] = {{"podName", model::headPodName(cluster.name)},
-                    {"serviceName", headServiceNameOf(cluster.name, objectAt(doc, "spec"))}};
-  if (t.allReady)
-    status["state"] = "ready";
-  else
-    status.erase("state");  // not sticky (W15): a head that stops being ready is not ready
-  bool provisioned = t.allReady || cluster.provisioned;
-  status["conditions"] = json::array(
-      {condition("HeadPodReady", t.headReady,
-                 t.headReady ? "HeadPodRunningAndReady" : "HeadPodNotReady",
-                 t.headReady ? "" : "the head Pod is not running and ready", oldConditions),
-       condition("RayClusterProvisioned", provisioned,
-                 provisioned ? "AllPodRunningAndReadyFirstTime" : "RayClusterPodsProvisioning", "",
-                 oldConditions)});
-  const json& generation = memberAt(objectAt(doc, "metadata"), "generation");
-  status["observedGeneration"] = generation.is_number_integer() ? generation.get<int64_t>() : 0;
-  if (status == previous) return nullptr;
-  return std::make_shared<json>(std::move(status));
+  const json& headGroup = objectAt(spec, "headGroupSpec");
+  const std::string& serviceType = stringAt(headGroup, "serviceType");
+  json labels = headServiceLabels(cluster.name);
+  json ports = json::array();
+  for (const auto& [name, port] : headServicePorts(spec))
+    ports.push_back({{"name", name}, {"port", port}, {"appProtocol", "tcp"}});
+  std::string name = headServiceNameOf(cluster.name, spec);
+  json meta = ownedMeta(name, doc, labels);
+  const json& custom = memberAt(headGroup, "headService");
+  if (custom.is_object()) {
+    json svc = customHeadService(custom, labels, std::move(ports), name, meta, serviceType);
+    svc["apiVersion"] = "v1";
+    svc["kind"] = "Service";
+    svc["metadata"]["ownerReferences"] = meta["ownerReferences"];
+    return std::make_shared<json>(std::move(svc));
+  }
+  json svcSpec = {{"selector", labels}, {"ports", std::move(ports)}};
+  if (!serviceType.empty()) svcSpec["type"] = serviceType;
+  if (serviceType.empty() || serviceType == "ClusterIP") {
+    // At most one head Pod: no virtual IP needed, and its address is published before Ready.
+    svcSpec["clusterIP"] = "None";
+    svcSpec["publishNotReadyAddresses"] = true;
+  }
+  return std::make_shared<json>(json{{"apiVersion", "v1"},
+                                     {"kind", "Service"},
+                                     {"metadata", std::move(meta)},
+                                     {"spec", std::move(svcSpec)}});
 }
 
 }  // namespace rayjournal::controller

@@ -1,6 +1,7 @@
-// The objects the RayCluster state machine asks for, built from the cluster's templates (which
-// carry fields nobody models, so this unit works on documents; RayClusterBuild.cpp). No JSON in
-// this header. Pure functions.
+// The objects the RayCluster state machine asks for, built from the cluster's templates as
+// KubeRay v1.7.0 builds them (the templates carry fields nobody models, so these units work on
+// documents: RayClusterPods.cpp builds the Pods, RayClusterBuild.cpp the head Service and the
+// status). No JSON in this header. Pure functions.
 #pragma once
 
 #include <string>
@@ -9,20 +10,29 @@
 
 namespace rayjournal::controller {
 
+// The head Service (common/service.go BuildServiceForHeadPod): headGroupSpec.headService when
+// given (name, type, labels, annotations kept, KubeRay's selector and ports added), otherwise
+// "<cluster>-head-svc", headless when its type is ClusterIP; ports from the head container's
+// named ports (or KubeRay's five defaults), metrics always, appProtocol tcp, sorted by name.
 model::ApiObject headServiceFor(const RayClusterView& cluster);
+// The head Pod and worker Pod `index` of a group, with the generated `ray start` command.
 model::ApiObject headPodFor(const RayClusterView& cluster);
 model::ApiObject workerPodFor(const RayClusterView& cluster, const WorkerGroupView& group,
-                              const std::string& podName);
+                              const std::string& podName, int64_t index);
 
 // What one pass counted, for the status.
 struct ClusterTally {
+  bool headFound = false;
   bool headReady = false;
   bool allReady = false;
+  std::string headIP;
   int64_t desired = 0;
-  int64_t ready = 0;
+  int64_t ready = 0;      // worker Pods Running and Ready
+  int64_t available = 0;  // worker Pods Running
 };
-// The status to write (state, replica counts, head, conditions, observedGeneration), or null
-// when it equals the cluster's current status.
-model::ApiObject clusterStatusFor(const RayClusterView& cluster, const ClusterTally& tally);
+// The status to write (state, replica counts, desired resources, head, endpoints, conditions,
+// state transition times, observedGeneration), or null when it equals the cluster's current
+// status apart from lastUpdateTime.
+model::ApiObject clusterStatusFor(const ClusterObserved& observed, const ClusterTally& tally);
 
 }  // namespace rayjournal::controller

@@ -13,12 +13,13 @@ using PodsByName = std::map<std::string, const PodView*>;
 struct GroupTally {
   int64_t desired = 0;
   int64_t ready = 0;
+  int64_t available = 0;
 };
 
 // One worker group: plans the missing Pods (within the batch) and the surplus deletions.
 GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group,
                      const PodsByName& pods, ClusterPlan& plan) {
-  GroupTally tally{group.desired, 0};
+  GroupTally tally{group.desired, 0, 0};
   int64_t present = 0;
   for (const auto& [podName, pod] : pods) {
     auto index = model::workerPodIndex(podName, cluster.name, group.name);
@@ -30,6 +31,7 @@ GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group
     ++present;  // an unhealthy Pod still holds its name until it is gone
     if (pod->unhealthy && !pod->deleting) plan.deletePods.push_back(podName);
     if (pod->ready) ++tally.ready;
+    if (pod->running) ++tally.available;
   }
   for (int64_t i = 0; present < tally.desired && i < tally.desired; ++i) {
     std::string podName = model::workerPodName(cluster.name, group.name, uint64_t(i));
@@ -38,7 +40,7 @@ GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group
       plan.more = true;
       break;
     }
-    plan.creates.push_back({"Pod", workerPodFor(cluster, group, podName)});
+    plan.creates.push_back({"Pod", workerPodFor(cluster, group, podName, i)});
     ++present;
   }
   return tally;
@@ -55,7 +57,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   }
   PodsByName pods;
   for (const auto& p : o.pods) pods[p.name] = &p;
-  if (!o.headServiceExists) plan.creates.push_back({"Service", headServiceFor(cluster)});
+  if (!o.headServiceExists()) plan.creates.push_back({"Service", headServiceFor(cluster)});
   const std::string headName = model::headPodName(cluster.name);
   // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
   auto head = pods.find(headName);
@@ -69,10 +71,13 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
     GroupTally t = planGroup(cluster, group, pods, plan);
     tally.desired += t.desired;
     tally.ready += t.ready;
+    tally.available += t.available;
   }
-  tally.headReady = head != pods.end() && head->second->ready;
+  tally.headFound = head != pods.end();
+  tally.headReady = tally.headFound && head->second->ready;
+  if (tally.headFound) tally.headIP = head->second->ip;
   tally.allReady = tally.headReady && tally.ready == tally.desired;
-  plan.status = clusterStatusFor(cluster, tally);
+  plan.status = clusterStatusFor(o, tally);
   plan.why = tally.allReady ? "all " + std::to_string(tally.desired + 1) + " Pods ready"
                             : "waiting for Pods: head " +
                                   std::string(tally.headReady ? "ready" : "not ready") +

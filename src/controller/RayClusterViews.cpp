@@ -35,9 +35,13 @@ bool rayContainerTerminated(const json& pod) {
 }
 
 PodView podView(const json& pod) {
-  PodView v{stringAt(objectAt(pod, "metadata"), "name"), deletingNow(pod), false, false};
+  PodView v;
+  v.name = stringAt(objectAt(pod, "metadata"), "name");
+  v.deleting = deletingNow(pod);
   const json& status = objectAt(pod, "status");
+  v.ip = stringAt(status, "podIP");
   const std::string& phase = stringAt(status, "phase");
+  v.running = phase == "Running";
   v.unhealthy = phase == "Failed" || phase == "Succeeded" ||
                 (phase == "Running" && stringAt(objectAt(pod, "spec"), "restartPolicy") == "Never" &&
                  rayContainerTerminated(pod));
@@ -56,7 +60,8 @@ model::Document part(const std::shared_ptr<const json>& whole, const json& membe
 
 ClusterObserved clusterObserved(std::shared_ptr<const json> cluster,
                                 const std::vector<std::shared_ptr<const json>>& pods,
-                                bool headServiceExists) {
+                                std::shared_ptr<const json> headService,
+                                const ClusterContext& context) {
   ClusterObserved o;
   RayClusterView& v = o.cluster;
   const json& meta = objectAt(*cluster, "metadata");
@@ -66,15 +71,17 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster,
   v.noHeadRestart =
       stringAt(objectAt(meta, "annotations"), "ray.io/disable-provisioned-head-restart") == "true";
   v.provisioned = conditionTrue(objectAt(*cluster, "status"), "RayClusterProvisioned");
+  v.clusterDomain = context.clusterDomain;
   v.headGroup = part(cluster, objectAt(spec, "headGroupSpec"));
   for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
     const json& name = memberAt(group, "groupName");
     v.groups.push_back({name.is_string() ? name.get<std::string>() : "workers",
-                        desiredWorkers(group), part(cluster, group)});
+                        desiredWorkers(group), hostsOf(group), part(cluster, group)});
   }
   v.raw = model::Document(std::move(cluster));
   for (const auto& p : pods) o.pods.push_back(podView(*p));
-  o.headServiceExists = headServiceExists;
+  if (headService) o.headService = model::Document(std::move(headService));
+  o.nowMs = context.nowMs;
   return o;
 }
 
@@ -104,10 +111,12 @@ int64_t desiredWorkers(const json& group) {
   replicas = std::max(replicas, minReplicas);
   if (group.contains("maxReplicas"))
     replicas = std::min(replicas, std::max<int64_t>(0, integerAt(group, "maxReplicas", replicas)));
-  int64_t hosts = std::max<int64_t>(1, integerAt(group, "numOfHosts", 1));
   replicas = std::clamp<int64_t>(replicas, 0, kMaxDesiredPodsPerGroup);
-  hosts = std::min<int64_t>(hosts, kMaxDesiredPodsPerGroup);
-  return std::min<int64_t>(replicas * hosts, kMaxDesiredPodsPerGroup);
+  return std::min<int64_t>(replicas * hostsOf(group), kMaxDesiredPodsPerGroup);
+}
+
+int64_t hostsOf(const json& group) {
+  return std::clamp<int64_t>(integerAt(group, "numOfHosts", 1), 1, kMaxDesiredPodsPerGroup);
 }
 
 }  // namespace rayjournal::controller

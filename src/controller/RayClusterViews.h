@@ -14,7 +14,9 @@ namespace rayjournal::controller {
 
 struct PodView {
   std::string name;
+  std::string ip;  // status.podIP
   bool deleting = false;
+  bool running = false;  // phase Running
   bool ready = false;  // phase Running and condition Ready=True
   // KubeRay's rule for a Pod to replace: phase Failed or Succeeded, or Running with its Ray
   // container (the first) terminated under restartPolicy Never.
@@ -24,6 +26,7 @@ struct PodView {
 struct WorkerGroupView {
   std::string name;
   int64_t desired = 0;  // desiredWorkers(): clamped, x numOfHosts, 0 when suspended
+  int64_t hosts = 1;    // numOfHosts: Pods per replica
   model::Document spec;
 };
 
@@ -33,6 +36,7 @@ struct RayClusterView {
   bool deleting = false;
   bool noHeadRestart = false;  // annotation ray.io/disable-provisioned-head-restart=true
   bool provisioned = false;    // RayClusterProvisioned=True in the current status
+  std::string clusterDomain = "cluster.local";  // of the head Service's FQDN
   model::Document headGroup;
   std::vector<WorkerGroupView> groups;
 };
@@ -40,12 +44,21 @@ struct RayClusterView {
 struct ClusterObserved {
   RayClusterView cluster;
   std::vector<PodView> pods;  // Pods the cluster owns (by owner uid)
-  bool headServiceExists = false;
+  model::Document headService;  // null when it does not exist
+  int64_t nowMs = 0;            // from the Clock: stamps state transitions
+  bool headServiceExists() const { return !headService.isNull(); }
+};
+
+// What the operator knows beside the objects.
+struct ClusterContext {
+  std::string clusterDomain = "cluster.local";
+  int64_t nowMs = 0;
 };
 
 ClusterObserved clusterObserved(std::shared_ptr<const nlohmann::json> cluster,
                                 const std::vector<std::shared_ptr<const nlohmann::json>>& pods,
-                                bool headServiceExists);
+                                std::shared_ptr<const nlohmann::json> headService,
+                                const ClusterContext& context = {});
 
 // Above this a group's desired count saturates: no cluster needs more, and the arithmetic of
 // replicas x numOfHosts stays far from overflow.
@@ -57,5 +70,7 @@ int dashboardPort(const nlohmann::json& clusterSpec);
 // A worker group's desired Pods: clamp(replicas, minReplicas, maxReplicas) x numOfHosts, 0 when
 // suspended, never negative, saturating at kMaxDesiredPodsPerGroup.
 int64_t desiredWorkers(const nlohmann::json& group);
+// numOfHosts, at least 1 and at most kMaxDesiredPodsPerGroup.
+int64_t hostsOf(const nlohmann::json& group);
 
 }  // namespace rayjournal::controller

@@ -58,10 +58,11 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   if (!cluster) return Result{};
   controller::Subject subject = subjectOf(cluster);
   const nlohmann::json& spec = controller::objectAt(*cluster, "spec");
-  bool headService =
-      kube_.getSnapshot("Service", ns, controller::headServiceNameOf(name, spec)) != nullptr;
-  controller::ClusterObserved observed =
-      controller::clusterObserved(cluster, kube_.listOwned("Pod", ns, subject.uid), headService);
+  kube::Snapshot headService =
+      kube_.getSnapshot("Service", ns, controller::headServiceNameOf(name, spec));
+  controller::ClusterObserved observed = controller::clusterObserved(
+      cluster, kube_.listOwned("Pod", ns, subject.uid), headService,
+      {context_.clusterDomain, clock_.nowMs()});
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
   bool changesPods = !plan.intents.empty() && plan.intents.front().action != Action::WriteStatus;
   if (changesPods) spdlog::info("RayCluster {}: {}", key, plan.why);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "controller/Executor.h"
+#include "controller/RayClusterViews.h"
 #include "projection/JobProjection.h"
 #include "runtime/PlannedReconciler.h"
 
@@ -15,8 +16,14 @@ namespace rayjournal::runtime {
 class RayClusterReconciler : public PlannedReconciler {
  public:
   RayClusterReconciler(kube::KubeClient& kube, controller::Executor& executor,
-                       const projection::JobProjection& projection)
-      : PlannedReconciler(executor, "RayCluster"), kube_(kube), projection_(projection) {}
+                       const projection::JobProjection& projection, const Clock& clock,
+                       std::string clusterDomain = "cluster.local")
+      : PlannedReconciler(executor, "RayCluster"),
+        kube_(kube),
+        projection_(projection),
+        clock_(clock) {
+    context_.clusterDomain = std::move(clusterDomain);
+  }
 
   std::variant<Result, Decision> decideKey(const std::string& key) override;
 
@@ -25,6 +32,8 @@ class RayClusterReconciler : public PlannedReconciler {
 
   kube::KubeClient& kube_;
   const projection::JobProjection& projection_;
+  const Clock& clock_;
+  controller::ClusterContext context_;
 };
 
 // The RayJob key ("ns/name") that controls a RayCluster, or its own key when none does (a

@@ -20,7 +20,7 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
       cache_(kube, {"RayJob", "RayCluster", "Job", "Pod", "Service"}),
       executor_(journal, cache_, ray, clock),
       rayJobReconciler_(cache_, ray, executor_, projection_, journal, clock, options_.decide),
-      clusterReconciler_(cache_, executor_, projection_),
+      clusterReconciler_(cache_, executor_, projection_, clock, options_.decide.clusterDomain),
       rayJobs_(rayJobReconciler_, clock,
                {"RayJob", options_.workers, options_.maxBatch, options_.mayReconcile,
                 [this](const std::string& key, const Result& r, double seconds) {

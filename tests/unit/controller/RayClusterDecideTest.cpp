@@ -14,8 +14,11 @@ using Pods = std::vector<std::shared_ptr<const json>>;
 
 // The decision on documents, through the same boundary the reconciler uses.
 ClusterPlan decideOn(const json& cluster, const Pods& pods = {}, bool headService = false) {
-  return decideRayCluster(
-      clusterObserved(std::make_shared<const json>(cluster), pods, headService));
+  auto service = headService ? std::make_shared<const json>(json{
+                                   {"metadata", {{"name", "c1-head-svc"}}},
+                                   {"spec", {{"clusterIP", "None"}}}})
+                             : nullptr;
+  return decideRayCluster(clusterObserved(std::make_shared<const json>(cluster), pods, service));
 }
 
 json cluster(int replicas = 2, bool suspended = false) {

@@ -1,0 +1,366 @@
+// The head and worker Pods of a RayCluster, built as KubeRay v1.7.0 builds them
+// (common/pod.go: DefaultHeadPodTemplate, DefaultWorkerPodTemplate, BuildPod): the group's
+// template with KubeRay's labels, the generated `ray start` command, KubeRay's env vars, the
+// /dev/shm volume, the metrics port, the probes by Ray version and the workers' wait-gcs-ready
+// init container. What differs from KubeRay is named where it happens: deterministic names (W14).
+#include <algorithm>
+#include <cstdio>
+
+#include "controller/JsonAccess.h"
+#include "controller/RayClusterBuild.h"
+#include "controller/RayClusterMeta.h"
+#include "controller/RayStart.h"
+#include "model/Names.h"
+#include "model/Quantity.h"
+
+namespace rayjournal::controller {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// A rayStartParams value as text. The CRD types them as strings; a number or boolean that a
+// lenient writer left in is rendered as YAML would have quoted it.
+std::string paramText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+bool isGpuKey(const std::string& key) {
+  return (key.size() >= 3 && key.compare(key.size() - 3, 3, "gpu") == 0) ||
+         key.rfind("nvidia.com/mig-", 0) == 0;
+}
+
+std::optional<model::Quantity> quantityAt(const json& list, const char* key) {
+  const json& v = memberAt(list, key);
+  if (v.is_null()) return std::nullopt;
+  return model::parseQuantity(paramText(v));
+}
+
+// A float as Go's encoding/json writes it: integral values without a fraction.
+json goNumber(long double v) {
+  if (v == static_cast<long double>(static_cast<int64_t>(v))) return static_cast<int64_t>(v);
+  return static_cast<double>(v);
+}
+
+// The group's top-level `resources` and `labels` fields override rayStartParams
+// (updateRayStartParamsResources, updateRayStartParamsLabels).
+void applyGroupFields(StartParams& p, const json& groupSpec) {
+  json custom = json::object();
+  for (const auto& [name, value] : objectAt(groupSpec, "resources").items()) {
+    auto q = model::parseQuantity(paramText(value));
+    if (!q) continue;  // KubeRay skips an unparseable quantity too
+    std::string key = lower(name);
+    if (key == "cpu")
+      p["num-cpus"] = std::to_string(q->ceilValue());
+    else if (key == "memory")
+      p["memory"] = std::to_string(q->ceilValue());
+    else if (isGpuKey(key))
+      p["num-gpus"] = std::to_string(q->ceilValue());
+    else
+      custom[name] = goNumber(q->value);
+  }
+  if (!custom.empty()) p["resources"] = "'" + custom.dump() + "'";
+  std::string labels;
+  for (const auto& [k, v] : objectAt(groupSpec, "labels").items())
+    labels += (labels.empty() ? "" : ",") + k + "=" + paramText(v);
+  if (!labels.empty()) p["labels"] = labels;
+}
+
+// GPUs and the first custom accelerator (Neuron cores, TPUs) from the limits
+// (addWellKnownAcceleratorResources).
+void applyAccelerators(StartParams& p, const json& limits) {
+  if (limits.empty()) return;
+  json resources = json::object();
+  if (auto it = p.find("resources"); it != p.end()) {
+    std::string text = it->second;
+    auto trim = [](char c) { return c == '\'' || c == '"' || c == '`' || c == ' '; };
+    while (!text.empty() && trim(text.front())) text.erase(text.begin());
+    while (!text.empty() && trim(text.back())) text.pop_back();
+    resources = json::parse(text, nullptr, false);
+    if (!resources.is_object()) return;  // KubeRay logs this and adds nothing
+  }
+  bool customPresent = resources.contains("neuron_cores") || resources.contains("TPU");
+  for (const auto& [key, value] : limits.items()) {  // sorted by name, as KubeRay
+    auto q = model::parseQuantity(paramText(value));
+    if (!q || q->isZero()) continue;
+    if (!p.count("num-gpus") && isGpuKey(key)) p["num-gpus"] = std::to_string(q->ceilValue());
+    if (customPresent) continue;
+    std::string rayName = key == "aws.amazon.com/neuroncore" ? "neuron_cores"
+                          : key == "google.com/tpu"          ? "TPU"
+                                                             : "";
+    if (rayName.empty()) continue;
+    if (!resources.contains(rayName)) {
+      resources[rayName] = goNumber(q->value);
+      p["resources"] = "'" + resources.dump() + "'";
+    }
+    customPresent = true;
+  }
+}
+
+// num-cpus (limit, else request), memory (limit) and accelerators from the Ray container.
+void applyContainerResources(StartParams& p, const json& container) {
+  const json& resources = objectAt(container, "resources");
+  const json& limits = objectAt(resources, "limits");
+  if (!p.count("num-cpus")) {
+    auto cpu = quantityAt(limits, "cpu");
+    if (!cpu || cpu->isZero()) cpu = quantityAt(objectAt(resources, "requests"), "cpu");
+    if (cpu && !cpu->isZero()) p["num-cpus"] = std::to_string(cpu->ceilValue());
+  }
+  if (!p.count("memory")) {
+    auto memory = quantityAt(limits, "memory");
+    if (memory && !memory->isZero()) p["memory"] = std::to_string(memory->ceilValue());
+  }
+  applyAccelerators(p, limits);
+}
+
+StartParams startParamsOf(const json& groupSpec) {
+  StartParams p;
+  for (const auto& [k, v] : objectAt(groupSpec, "rayStartParams").items()) p[k] = paramText(v);
+  applyGroupFields(p, groupSpec);
+  return p;
+}
+
+// The template's labels (and the group's `labels`) over KubeRay's, except the three that say
+// which cluster, node type and group a Pod is (labelPod).
+json podLabels(const RayClusterView& c, const json& groupSpec, bool head, const std::string& group) {
+  std::string nodeType = head ? "head" : "worker";
+  json labels = {{"ray.io/is-ray-node", "yes"},
+                 {"ray.io/cluster", c.name},
+                 {"ray.io/node-type", nodeType},
+                 {"ray.io/group", group},
+                 {"ray.io/identifier", identifierLabel(c.name, nodeType)},
+                 {"app.kubernetes.io/name", "kuberay"},
+                 {"app.kubernetes.io/created-by", "kuberay-operator"}};
+  json overrides = objectAt(objectAt(objectAt(groupSpec, "template"), "metadata"), "labels");
+  for (const auto& [k, v] : objectAt(groupSpec, "labels").items()) overrides[k] = v;
+  for (const auto& [k, v] : overrides.items()) {
+    if (k == "ray.io/cluster" || k == "ray.io/node-type" || k == "ray.io/group") continue;
+    labels[k] = v;
+  }
+  return labels;
+}
+
+std::string joinedCommand(const json& container) {
+  std::string joined;
+  for (const char* part : {"command", "args"})
+    for (const auto& v : arrayAt(container, part))
+      if (v.is_string()) joined += " " + v.get<std::string>() + " ";
+  return joined;
+}
+
+// The Ray container runs `ray start` unless the user opted out (ray.io/overwrite-container-cmd)
+// or already starts Ray in the command.
+void setRayCommand(json& container, const std::string& rayStart, bool overwrite) {
+  std::string user = joinedCommand(container);
+  if (overwrite || user.find("ray start") != std::string::npos) return;
+  container["command"] = json::array({"/bin/bash", "-c", "--"});
+  container["args"] = json::array({containerScript(user, rayStart)});
+}
+
+bool hasEnv(const json& env, const std::string& name) {
+  for (const auto& e : env)
+    if (stringAt(e, "name") == name) return true;
+  return false;
+}
+
+json fieldEnv(const std::string& name, const std::string& fieldPath) {
+  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", fieldPath}}}}}};
+}
+
+// KubeRay's env vars on the Ray container (setContainerEnvVars). The ones KubeRay appends
+// unconditionally are appended here too, so a user's own value is overridden as in KubeRay.
+void setRayEnv(json& container, bool head, const std::string& fqdn, const std::string& port,
+               const std::string& rayStart) {
+  json env = arrayAt(container, "env");
+  auto addMissing = [&env](const std::string& name, const std::string& value) {
+    if (!hasEnv(env, name)) env.push_back({{"name", name}, {"value", value}});
+  };
+  if (!head) {
+    env.push_back({{"name", "FQ_RAY_IP"}, {"value", fqdn}});
+    env.push_back({{"name", "RAY_IP"}, {"value", fqdn.substr(0, fqdn.find('.'))}});
+  }
+  env.push_back(fieldEnv("RAY_CLUSTER_NAME", "metadata.labels['ray.io/cluster']"));
+  env.push_back(fieldEnv("RAY_CLUSTER_NAMESPACE", "metadata.namespace"));
+  env.push_back(fieldEnv("RAY_CLOUD_INSTANCE_ID", "metadata.name"));
+  env.push_back(fieldEnv("RAY_NODE_TYPE_NAME", "metadata.labels['ray.io/group']"));
+  env.push_back({{"name", "KUBERAY_GEN_RAY_START_CMD"}, {"value", rayStart}});
+  addMissing("RAY_PORT", port);
+  addMissing("RAY_ADDRESS", (head ? std::string("127.0.0.1") : fqdn) + ":" + port);
+  addMissing("RAY_USAGE_STATS_KUBERAY_IN_USE", "1");
+  addMissing("RAY_DASHBOARD_ENABLE_K8S_DISK_USAGE", "1");
+  container["env"] = std::move(env);
+}
+
+// The object store wants shared memory: an emptyDir in memory at /dev/shm, sized by the Ray
+// container's memory, unless the user mounted one or chose a plasma-directory.
+void addSharedMemory(json& spec, json& container, const StartParams& p) {
+  if (p.count("plasma-directory")) return;
+  for (const auto& m : arrayAt(container, "volumeMounts"))
+    if (stringAt(m, "mountPath") == "/dev/shm") return;
+  json& volumes = spec["volumes"];
+  if (!volumes.is_array()) volumes = json::array();
+  bool exists = std::any_of(volumes.begin(), volumes.end(),
+                            [](const json& v) { return stringAt(v, "name") == "shared-mem"; });
+  if (!exists) {
+    json emptyDir = {{"medium", "Memory"}};
+    const json& resources = objectAt(container, "resources");
+    const json& limit = memberAt(objectAt(resources, "limits"), "memory");
+    const json& request = memberAt(objectAt(resources, "requests"), "memory");
+    if (!limit.is_null())
+      emptyDir["sizeLimit"] = limit;
+    else if (!request.is_null())
+      emptyDir["sizeLimit"] = request;
+    volumes.push_back({{"name", "shared-mem"}, {"emptyDir", std::move(emptyDir)}});
+  }
+  json& mounts = container["volumeMounts"];
+  if (!mounts.is_array()) mounts = json::array();
+  mounts.push_back({{"name", "shared-mem"}, {"mountPath", "/dev/shm"}});
+}
+
+void addMetricsPort(json& container) {
+  for (const auto& port : arrayAt(container, "ports"))
+    if (stringAt(port, "name") == "metrics") return;
+  json& ports = container["ports"];
+  if (!ports.is_array()) ports = json::array();
+  ports.push_back({{"name", "metrics"}, {"containerPort", kDefaultMetricsPort}});
+}
+
+// Ray 2.53.0 and later answer one HTTP health endpoint on the dashboard agent.
+bool supportsUnifiedHealthCheck(const std::string& rayVersion) {
+  std::string v = rayVersion.rfind('v', 0) == 0 ? rayVersion.substr(1) : rayVersion;
+  int major = 0, minor = 0;
+  char dot = 0;
+  if (std::sscanf(v.c_str(), "%d%c%d", &major, &dot, &minor) != 3 || dot != '.') return false;
+  return major > 2 || (major == 2 && minor >= 53);
+}
+
+json probeAction(bool head, const StartParams& p, const std::string& rayVersion) {
+  int agent = portParam(p, "dashboard-agent-listen-port", kDefaultAgentListenPort);
+  if (supportsUnifiedHealthCheck(rayVersion))
+    return {{"httpGet", {{"path", "/api/healthz"}, {"port", agent}}}};
+  auto wget = [](int timeout, int port, const char* path) {
+    return "wget --tries 1 -T " + std::to_string(timeout) + " -q -O- http://localhost:" +
+           std::to_string(port) + "/" + path + " | grep success";
+  };
+  std::string check = wget(2, agent, "api/local_raylet_healthz");
+  if (head)
+    check += " && " + wget(10, portParam(p, "dashboard-port", kDefaultDashboardPort),
+                           "api/gcs_healthz");
+  return {{"exec", {{"command", json::array({"bash", "-c", check})}}}};
+}
+
+// Readiness and liveness probes, each unless the user wrote one (initLivenessAndReadinessProbe).
+void addProbes(json& container, bool head, const StartParams& p, const std::string& rayVersion) {
+  json action = probeAction(head, p, rayVersion);
+  int timeout = head ? 5 : 2;
+  if (memberAt(container, "livenessProbe").is_null()) {
+    json probe = {{"initialDelaySeconds", 30}, {"timeoutSeconds", timeout},
+                  {"periodSeconds", 5},        {"successThreshold", 1},
+                  {"failureThreshold", 120}};
+    probe.update(action);
+    container["livenessProbe"] = std::move(probe);
+  }
+  if (memberAt(container, "readinessProbe").is_null()) {
+    json probe = {{"initialDelaySeconds", 10}, {"timeoutSeconds", timeout},
+                  {"periodSeconds", 5},        {"successThreshold", 1},
+                  {"failureThreshold", 10}};
+    probe.update(action);
+    container["readinessProbe"] = std::move(probe);
+  }
+}
+
+// A worker waits for the head's GCS before its Ray starts (KubeRay's wait-gcs-ready).
+json waitGcsReady(const json& rayContainer, const std::string& fqdn, const std::string& port) {
+  std::string address = fqdn + ":" + port;
+  std::string script =
+      "SECONDS=0; while true; do if (( SECONDS <= 120 )); then if ray health-check --address " +
+      address +
+      " > /dev/null 2>&1; then echo \"GCS is ready.\"; break; fi; echo \"$SECONDS seconds "
+      "elapsed: Waiting for GCS to be ready.\"; else if ray health-check --address " +
+      address +
+      "; then echo \"GCS is ready. Any error messages above can be safely ignored.\"; break; fi; "
+      "echo \"$SECONDS seconds elapsed: Still waiting for GCS to be ready.\"; fi; sleep 5; done";
+  json fixed = {{"cpu", "200m"}, {"memory", "256Mi"}};
+  json init = {{"name", "wait-gcs-ready"},
+               {"image", memberAt(rayContainer, "image")},
+               {"command", json::array({"/bin/bash", "-c", "--"})},
+               {"args", json::array({script})},
+               {"resources", {{"limits", fixed}, {"requests", fixed}}}};
+  for (const char* copied : {"imagePullPolicy", "securityContext", "env", "volumeMounts"})
+    if (!memberAt(rayContainer, copied).is_null()) init[copied] = rayContainer[copied];
+  return init;
+}
+
+struct PodRole {
+  bool head = false;
+  std::string group;
+  std::string name;
+  int64_t index = 0;  // a worker's index in its group
+  int64_t hosts = 1;  // the group's numOfHosts
+};
+
+json podMetadata(const RayClusterView& c, const json& groupSpec, const PodRole& role) {
+  const json& tmplMeta = objectAt(objectAt(groupSpec, "template"), "metadata");
+  json meta = ownedMeta(role.name, c.raw.get(), podLabels(c, groupSpec, role.head, role.group));
+  if (!role.head) {  // KubeRay's RayMultiHostIndexing labels (Beta, on by default)
+    meta["labels"]["ray.io/worker-group-replica-index"] = std::to_string(role.index / role.hosts);
+    if (role.hosts > 1) {
+      meta["labels"]["ray.io/worker-group-replica-name"] =
+          role.group + "-" + std::to_string(role.index / role.hosts);
+      meta["labels"]["ray.io/replica-host-index"] = std::to_string(role.index % role.hosts);
+    }
+  }
+  json annotations = objectAt(tmplMeta, "annotations");
+  const json& clusterAnnotations = objectAt(objectAt(c.raw.get(), "metadata"), "annotations");
+  if (lower(stringAt(clusterAnnotations, "ray.io/overwrite-container-cmd")) == "true")
+    annotations["ray.io/overwrite-container-cmd"] = "true";
+  if (role.head) annotations["ray.io/ft-enabled"] = "false";
+  if (!annotations.empty()) meta["annotations"] = std::move(annotations);
+  return meta;
+}
+
+model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const PodRole& role) {
+  json meta = podMetadata(c, groupSpec, role);
+  json spec = objectAt(objectAt(groupSpec, "template"), "spec");
+  auto pod = [&] {
+    return std::make_shared<json>(json{
+        {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(spec)}});
+  };
+  if (arrayAt(spec, "containers").empty()) return pod();  // the API server says what is wrong
+  const json& headSpec = c.headGroup.get();
+  std::string port = headPortOf(startParamsOf(headSpec));
+  std::string fqdn = headServiceFqdn(c);
+  StartParams params = startParamsOf(groupSpec);
+  completeStartParams(params, role.head, fqdn + ":" + port);
+  json& container = spec["containers"][0];
+  if (!role.head) spec["initContainers"].push_back(waitGcsReady(container, fqdn, port));
+  applyContainerResources(params, container);
+  std::string rayStart = rayStartCommand(role.head, params);
+  setRayCommand(container, rayStart,
+                stringAt(objectAt(meta, "annotations"), "ray.io/overwrite-container-cmd") == "true");
+  if (spec.contains("initContainers") && spec["initContainers"].is_array()) {
+    for (auto& init : spec["initContainers"]) {
+      init["env"].push_back({{"name", "FQ_RAY_IP"}, {"value", fqdn}});
+      init["env"].push_back({{"name", "RAY_IP"}, {"value", fqdn.substr(0, fqdn.find('.'))}});
+    }
+  }
+  setRayEnv(container, role.head, fqdn, port, rayStart);
+  addSharedMemory(spec, container, params);
+  addMetricsPort(container);
+  addProbes(container, role.head, params, stringAt(objectAt(c.raw.get(), "spec"), "rayVersion"));
+  return pod();
+}
+
+}  // namespace
+
+model::ApiObject headPodFor(const RayClusterView& cluster) {
+  return rayPod(cluster, cluster.headGroup.get(),
+                {true, "headgroup", model::headPodName(cluster.name), 0, 1});
+}
+
+model::ApiObject workerPodFor(const RayClusterView& cluster, const WorkerGroupView& group,
+                              const std::string& podName, int64_t index) {
+  return rayPod(cluster, group.spec.get(), {false, group.name, podName, index, group.hosts});
+}
+
+}  // namespace rayjournal::controller
