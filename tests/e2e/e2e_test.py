@@ -95,11 +95,11 @@ class E2E(unittest.TestCase):
             for op in self.operators:
                 print(f"--- {op.name} log (tail) ---\n{op.log()[-6000:]}", file=sys.stderr)
 
-    def start_operator(self, *extra, journal=None, kubeconfig=None):
+    def start_operator(self, *extra, journal=None, kubeconfig=None, dashboard=None):
         op = Process(f"operator-{self.ns}-{len(self.operators)}", [
             OPERATOR, f"--kubeconfig={kubeconfig or self.cp.kubeconfig}",
             f"--journal-dir={journal or self.journal}",
-            f"--ray-dashboard-address={self.ray.address}", "--requeue-ms=500",
+            f"--ray-dashboard-address={dashboard or self.ray.address}", "--requeue-ms=500",
             "--log-level=debug", "--metrics-bind-address=0", *extra], self.logs).start()
         self.operators.append(op)
         return op
@@ -143,6 +143,49 @@ class E2E(unittest.TestCase):
         self.assertEqual(subs[0]["status"], "SUCCEEDED")
         _, logs = self.ray.request("GET", f"/api/jobs/{s['jobId']}/logs")
         self.assertIn("e2e-ok", logs)
+        self.verify_journal()
+
+    def test_ray_runs_only_in_the_pods_the_operator_built(self):
+        """Nothing starts Ray but the operator's Pods: the kubelet runs the head's and the
+        worker's generated commands, the worker joins the head through the head Service, the
+        submitter runs against that head and the driver sees both nodes. Then the head's Ray
+        container dies: the failed head Pod is replaced under its name, the worker rejoins the
+        new head, the cluster is ready again, and the finished RayJob stays Complete."""
+        self.kubelet.real_namespaces.add(self.ns)
+        self.start_operator(dashboard="127.0.0.1:8265")  # the head Service's dashboard port
+        entrypoint = ("python -c \"import ray; ray.init(); "
+                      "n = len([x for x in ray.nodes() if x['Alive']]); "
+                      "print('alive nodes', n); assert n == 2\"")
+        job = rayjob(self.ns, "real", entrypoint=entrypoint)
+        cluster = job["spec"]["rayClusterSpec"]
+        params = {"num-cpus": "1", "object-store-memory": "100000000"}
+        cluster["headGroupSpec"]["rayStartParams"] = dict(params)
+        cluster["headGroupSpec"]["template"]["spec"]["restartPolicy"] = "Never"
+        cluster["workerGroupSpecs"][0]["rayStartParams"] = dict(params)
+        self.kube.create("RayJob", job)
+        s = self.wait_status("real", "Complete", 420)
+        self.assertEqual(s["jobStatus"], "SUCCEEDED", s)
+        name = s["rayClusterName"]
+        head = self.kube.get("Pod", self.ns, name + "-head")
+        self.assertIn("ray start --head ", head["spec"]["containers"][0]["args"][0])
+        worker = self.kube.get("Pod", self.ns, name + "-small-worker-0")
+        self.assertEqual(worker["spec"]["initContainers"][0]["name"], "wait-gcs-ready")
+        logs = ""
+        for f in os.listdir(self.logs):
+            if f.startswith(f"pod-{self.ns}-real-"):
+                with open(os.path.join(self.logs, f), errors="replace") as log:
+                    logs += log.read()
+        self.assertIn("alive nodes 2", logs, "the driver saw the head and the worker")
+
+        first_uid = head["metadata"]["uid"]
+        self.kubelet.kill_container(self.ns, name + "-head")
+        wait_until("a new head Pod", lambda: (self.kube.get("Pod", self.ns, name + "-head") or
+                                               {"metadata": {"uid": first_uid}})
+                   ["metadata"]["uid"] != first_uid, 120, 0.5)
+        wait_until("the cluster ready again with a new head and its worker",
+                   lambda: self.kube.get("RayCluster", self.ns, name)["status"].get("state")
+                   == "ready", 180, 1)
+        self.assertEqual(self.status("real")["jobDeploymentStatus"], "Complete")
         self.verify_journal()
 
     def test_http_mode_success(self):

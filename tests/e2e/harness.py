@@ -6,6 +6,7 @@ by stop(), whatever happened. Standard library only."""
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -15,6 +16,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 
 def free_port():
@@ -383,10 +385,13 @@ class RayHead:
 
 
 class FakeKubelet(threading.Thread):
-    """Plays the kubelet: Pods of Ray clusters become Running and Ready; a submitter Job's Pod
-    runs its container command on this machine against the real Ray head (the dashboard
-    address rewritten to loopback), then Succeeded or Failed with the exit code; Pods being
-    deleted are removed once their process is gone."""
+    """Plays the kubelet. By default Pods of Ray clusters just become Running and Ready, and a
+    submitter Job's Pod runs its container command on this machine against the shared Ray head
+    (the dashboard address rewritten to loopback), then Succeeded or Failed with the exit code.
+
+    In the namespaces listed in real_namespaces nothing is faked: every Pod runs the containers
+    the operator generated (RealPod), so Ray is started only by the operator's own `ray start`
+    commands. Pods being deleted are removed once their processes are gone."""
 
     def __init__(self, kube, ray_head, log_dir):
         super().__init__(daemon=True)
@@ -394,6 +399,8 @@ class FakeKubelet(threading.Thread):
         self.ray = ray_head
         self.log_dir = log_dir
         self.running = {}  # (ns, name) -> Popen
+        self.real = {}  # (ns, name) -> RealPod
+        self.real_namespaces = set()
         self.stopping = threading.Event()
         self.errors = []
 
@@ -416,15 +423,35 @@ class FakeKubelet(threading.Thread):
             if proc and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+            real = self.real.pop(key, None)
+            if real:
+                real.kill()
             self.kube.delete("Pod", key[0], key[1], grace=0)
+            return
+        if key[0] in self.real_namespaces and "Job" not in self.owner_kinds(pod):
+            known = self.real.get(key)
+            if known and known.uid != m["uid"]:
+                # A Pod never scheduled to a node is deleted at once, without a deletion
+                # timestamp for the kubelet to see: its processes go when its successor comes.
+                known.kill()
+                known = None
+            if known is None and phase == "Pending":
+                self.real[key] = RealPod(self, pod).start()
             return
         if phase != "Pending":
             return
-        owner_kinds = {r.get("kind") for r in m.get("ownerReferences", [])}
-        if "Job" in owner_kinds:
+        if "Job" in self.owner_kinds(pod):
             self.start_container(pod)
         else:
             self.set_status(pod, "Running", ready=True)
+
+    @staticmethod
+    def owner_kinds(pod):
+        return {r.get("kind") for r in pod["metadata"].get("ownerReferences", [])}
+
+    def kill_container(self, ns, name):
+        """The Ray container of a real Pod dies (SIGKILL), as a crash or an OOM kill would."""
+        self.real[(ns, name)].kill(deleted=False)
 
     def start_container(self, pod):
         m = pod["metadata"]
@@ -437,9 +464,14 @@ class FakeKubelet(threading.Thread):
             if e["name"] == "RAY_DASHBOARD_ADDRESS":
                 dashboard = e["value"]
         cmd = list(c.get("command", [])) + list(c.get("args", []))
-        if dashboard:
-            cmd = [part.replace(dashboard, self.ray.address) for part in cmd]
-        env["RAY_DASHBOARD_ADDRESS"] = self.ray.address
+        if m["namespace"] in self.real_namespaces:
+            # The cluster's own head, reached through its Service as a Pod would.
+            cmd = [loopback_services(part) for part in cmd]
+            env["RAY_DASHBOARD_ADDRESS"] = loopback_services(dashboard)
+        else:
+            if dashboard:
+                cmd = [part.replace(dashboard, self.ray.address) for part in cmd]
+            env["RAY_DASHBOARD_ADDRESS"] = self.ray.address
         log = open(os.path.join(self.log_dir, f"pod-{m['namespace']}-{m['name']}.log"), "ab")
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
@@ -458,7 +490,8 @@ class FakeKubelet(threading.Thread):
                 self.set_status(pod, "Succeeded" if code == 0 else "Failed", ready=False,
                                 exit_code=code)
 
-    def set_status(self, pod, phase, ready, exit_code=None):
+    def set_status(self, pod, phase, ready, exit_code=None, restarts=0, ip="10.0.0.2"):
+        """Writes the Pod's status; False when the write lost to a concurrent one (409)."""
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         name = pod["spec"]["containers"][0]["name"]
         if exit_code is None:
@@ -467,11 +500,11 @@ class FakeKubelet(threading.Thread):
             state = {"terminated": {"exitCode": exit_code, "startedAt": now, "finishedAt": now,
                                     "reason": "Completed" if exit_code == 0 else "Error"}}
         pod["status"] = {
-            "phase": phase, "podIP": "10.0.0.2", "hostIP": "10.0.0.1", "startTime": now,
+            "phase": phase, "podIP": ip, "hostIP": "10.0.0.1", "startTime": now,
             "conditions": [{"type": t, "status": "True" if ready else "False",
                             "lastTransitionTime": now}
                            for t in ("Initialized", "PodScheduled", "ContainersReady", "Ready")],
-            "containerStatuses": [{"name": name, "ready": ready, "restartCount": 0,
+            "containerStatuses": [{"name": name, "ready": ready, "restartCount": restarts,
                                    "image": pod["spec"]["containers"][0].get("image", ""),
                                    "imageID": "", "state": state}]}
         try:
@@ -479,6 +512,8 @@ class FakeKubelet(threading.Thread):
         except ApiError as e:
             if e.status not in (404, 409):
                 raise
+            return e.status == 404
+        return True
 
     def stop(self):
         self.stopping.set()
@@ -487,3 +522,150 @@ class FakeKubelet(threading.Thread):
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+        for real in self.real.values():
+            real.kill()
+
+
+SERVICE_HOST = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\.[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+                          r"\.svc\.cluster\.local")
+
+
+def loopback_services(text):
+    """Every Service address (<svc>.<ns>.svc.cluster.local) as 127.0.0.1: this machine is the
+    whole cluster, and a Ray head's Service exposes its container ports unchanged."""
+    return SERVICE_HOST.sub("127.0.0.1", text)
+
+
+class RealPod:
+    """One Pod run as the kubelet runs it, from the spec the operator wrote: init containers in
+    order, then the first container's command and args with the env it declares; Running once
+    the container runs, Ready once its readiness probe (httpGet or exec, as generated) passes;
+    Failed or Succeeded when the container exits under restartPolicy Never, restarted in place
+    otherwise. Adjustments for one machine, nothing else: Service addresses are loopback, Ray
+    binds 127.0.0.1, and a worker's own listening ports (metrics, dashboard agent) move to free
+    ports, as its own network namespace would have kept them apart from the head's."""
+
+    PRIVATE_PORT_FLAGS = ("metrics-export-port", "dashboard-agent-listen-port")
+
+    def __init__(self, kubelet, pod):
+        self.kubelet = kubelet
+        self.pod = pod
+        m = pod["metadata"]
+        self.key = (m["namespace"], m["name"])
+        self.uid = m["uid"]
+        self.head = m.get("labels", {}).get("ray.io/node-type") == "head"
+        self.ports = {}  # the worker's private port flags -> (declared, free) port
+        self.proc = None
+        self.deleted = threading.Event()
+        self.restarts = 0
+        self.log = os.path.join(kubelet.log_dir, f"pod-{self.key[0]}-{self.key[1]}.log")
+
+    def start(self):
+        threading.Thread(target=self.lifecycle, daemon=True).start()
+        return self
+
+    def env(self, container):
+        env = self.kubelet.ray.env()
+        env.pop("RAY_ADDRESS", None)
+        env["RAY_START_ULIMIT_OPEN_FILES"] = str(resource_limit_nofile())
+        m = self.pod["metadata"]
+        fields = {"metadata.name": m["name"], "metadata.namespace": m["namespace"]}
+        for k, v in m.get("labels", {}).items():
+            fields[f"metadata.labels['{k}']"] = v
+        for e in container.get("env", []):
+            if "value" in e:
+                env[e["name"]] = loopback_services(e["value"])
+            else:
+                path = e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
+                env[e["name"]] = fields.get(path, "")
+        return env
+
+    def localize(self, text):
+        text = loopback_services(text)
+        text = text.replace("--dashboard-host=0.0.0.0", "--dashboard-host=127.0.0.1")
+        text = re.sub(r"\bray start ", "ray start --node-ip-address=127.0.0.1 ", text)
+        if not self.head:
+            for flag in self.PRIVATE_PORT_FLAGS:
+                def remap(match, flag=flag):
+                    self.ports.setdefault(flag, (int(match.group(1)), free_port()))
+                    return f"--{flag}={self.ports[flag][1]}"
+                text = re.sub(rf"--{flag}=(\d+)", remap, text)
+        return text
+
+    def command(self, container):
+        return [self.localize(part) for part in container.get("command", []) +
+                container.get("args", [])]
+
+    def spawn(self, container):
+        with open(self.log, "ab") as log:
+            return subprocess.Popen(self.command(container), stdout=log,
+                                    stderr=subprocess.STDOUT, env=self.env(container),
+                                    start_new_session=True)
+
+    def lifecycle(self):
+        try:
+            for init in self.pod["spec"].get("initContainers", []):
+                self.proc = self.spawn(init)
+                if self.proc.wait() != 0 and not self.deleted.is_set():
+                    self.status("Failed", False, self.proc.returncode)
+                if self.proc.returncode != 0 or self.deleted.is_set():
+                    return
+            main = self.pod["spec"]["containers"][0]
+            while True:
+                self.proc = self.spawn(main)
+                self.status("Running", False)
+                self.await_ready(main)
+                code = self.proc.wait()
+                if self.deleted.is_set() or self.kubelet.stopping.is_set():
+                    return
+                if self.pod["spec"].get("restartPolicy", "Always") == "Never":
+                    self.status("Succeeded" if code == 0 else "Failed", False, code)
+                    return
+                self.restarts += 1
+        except Exception as e:  # noqa: BLE001 - reported by the test through kubelet.errors
+            self.kubelet.errors.append(f"{self.key}: {e}")
+
+    def await_ready(self, container):
+        probe = container.get("readinessProbe")
+        while self.proc.poll() is None:
+            if probe is None or self.probe_passes(probe):
+                self.status("Running", True)
+                return
+            time.sleep(1)
+
+    def probe_passes(self, probe):
+        if "httpGet" in probe:
+            port = probe["httpGet"]["port"]
+            for declared, actual in self.ports.values():
+                port = actual if port == declared else port
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{probe['httpGet']['path']}",
+                                            timeout=2) as r:
+                    return r.status == 200
+            except OSError:
+                return False
+        cmd = [self.localize(part) for part in probe.get("exec", {}).get("command", [])]
+        return subprocess.run(cmd, capture_output=True, timeout=10).returncode == 0
+
+    def status(self, phase, ready, exit_code=None):
+        for _ in range(5):  # a conflicting write is retried on the Pod as it is now
+            pod = self.kubelet.kube.get("Pod", *self.key)
+            if pod is None or pod["metadata"].get("deletionTimestamp") or \
+                    pod["metadata"]["uid"] != self.uid or self.deleted.is_set():
+                return
+            if self.kubelet.set_status(pod, phase, ready, exit_code, restarts=self.restarts,
+                                       ip="127.0.0.1"):
+                return
+
+    def kill(self, deleted=True):
+        """Kills the running container; deleted: the Pod is going away, nothing restarts."""
+        if deleted:
+            self.deleted.set()
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def resource_limit_nofile():
+    import resource
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1]
