@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "ClusterScaleBench.h"
 #include "JournalBench.h"
 #include "RecoveryBench.h"
 #include "ThroughputBench.h"
@@ -62,10 +63,19 @@ int main(int argc, char** argv) {
                      "keep the built journals (to time rayjournal-replay on them)");
   recovery->add_flag("--json", json, "print one JSON object (the default output)");
 
+  rayjournal::bench::ClusterScaleOptions cs;
+  cs.dir = journalOptions.dir;
+  auto* scale = app.add_subcommand(
+      "cluster-scale", "one RayCluster of N replicas: the operator's memory while it creates them");
+  scale->add_option("--replicas", cs.replicas, "worker replicas")->capture_default_str();
+  scale->add_option("--dir", cs.dir, "scratch directory for the journal");
+  scale->add_flag("--json", json, "print one JSON object (the default output)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*journal)
       std::cout << rayjournal::bench::runJournalBench(journalOptions).dump(2) << std::endl;
+    if (*scale) std::cout << rayjournal::bench::runClusterScale(cs).dump(2) << std::endl;
     if (*recovery) std::cout << rayjournal::bench::runRecovery(rp).dump(2) << std::endl;
     if (*throughput && !compare)
       std::cout << rayjournal::bench::runThroughput(tp).dump(2) << std::endl;

@@ -21,7 +21,7 @@
 
 namespace rayjournal::controller {
 
-inline constexpr size_t kMaxPodCreatesPerReconcile = 64;
+inline constexpr size_t kMaxPodCreatesPerReconcile = 256;
 
 struct ClusterPlan {
   std::vector<std::pair<std::string, model::ApiObject>> creates;  // (kind, object)

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "controller/CachedPod.h"
 #include "controller/JsonAccess.h"
 #include "runtime/Handlers.h"
 
@@ -17,7 +18,8 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
       ray_(ray),
       clock_(clock),
       options_(std::move(options)),
-      cache_(kube, {"RayJob", "RayCluster", "Job", "Pod", "Service"}),
+      cache_(kube, {"RayJob", "RayCluster", "Job", "Pod", "Service"},
+             {{"Pod", controller::podAsCached}}),
       executor_(journal, cache_, ray, clock),
       rayJobReconciler_(cache_, ray, executor_, projection_, journal, clock, options_.decide),
       clusterReconciler_(cache_, executor_, projection_, clock, options_.decide.clusterDomain),

@@ -188,6 +188,30 @@ class E2E(unittest.TestCase):
         self.assertEqual(self.status("real")["jobDeploymentStatus"], "Complete")
         self.verify_journal()
 
+    def test_kuberay_samples_on_the_real_control_plane(self):
+        """KubeRay v1.7.0's samples, unchanged: every RayJob in them passes the API server's
+        admission of our CRDs, a user-made RayCluster (KubeRay's ray-cluster.sample.yaml) is
+        reconciled and selected by ray-job.use-existing-raycluster.yaml, which completes, and
+        ray-job.interactive-mode.yaml waits for its job id as KubeRay's does."""
+        samples = os.path.join(ROOT, "tests/scenario/kuberay-v1.7.0")
+        for f in sorted(os.listdir(samples)):
+            if not f.startswith("ray-job."):
+                continue
+            # Only the RayJob documents: some samples also carry other projects' kinds.
+            out = self.cp.kubectl("create", "--dry-run=server", "-n", self.ns, "-o", "name",
+                                  "-f", os.path.join(samples, f), check=False)
+            self.assertRegex(out.stdout, r"rayjob\.ray\.io/", (f, out.stderr))
+            self.assertNotIn("rayjob", out.stderr.lower(), (f, out.stderr))
+        self.start_operator()
+        for f in ("fixtures/ray-cluster-kuberay.yaml", "ray-job.use-existing-raycluster.yaml",
+                  "ray-job.interactive-mode.yaml"):
+            self.cp.kubectl("apply", "-n", self.ns, "-f", os.path.join(samples, f))
+        s = self.wait_status("rayjob-use-existing-raycluster", "Complete", 240)
+        self.assertEqual(s["jobStatus"], "SUCCEEDED", s)
+        self.assertEqual(s["rayClusterName"], "ray-cluster-kuberay")
+        self.assertIsNotNone(self.kube.get("Pod", self.ns, "ray-cluster-kuberay-head"))
+        self.wait_status("rayjob-interactive-mode", "Waiting", 120)
+
     def test_http_mode_success(self):
         self.start_operator()
         self.kube.create("RayJob", rayjob(self.ns, "web", mode="HTTPMode"))

@@ -298,8 +298,11 @@ current-context: e2e
             f"--root-ca-file={self.dir}/ca.crt", "--kube-api-qps=200", "--kube-api-burst=400"],
             self.dir).start()
 
-    def kubectl(self, *args):
-        return run([f"{self.bin}/kubectl", f"--kubeconfig={self.kubeconfig}", *args]).stdout
+    def kubectl(self, *args, check=True):
+        """kubectl's stdout; with check=False the whole CompletedProcess, whatever it exited."""
+        done = subprocess.run([f"{self.bin}/kubectl", f"--kubeconfig={self.kubeconfig}", *args],
+                              check=check, capture_output=True, text=True)
+        return done.stdout if check else done
 
     def restart_apiserver(self):
         self.procs["kube-apiserver"].stop()

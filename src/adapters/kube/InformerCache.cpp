@@ -46,8 +46,13 @@ bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels
 
 }  // namespace
 
-InformerCache::InformerCache(KubeClient& inner, std::set<std::string> kinds) : inner_(inner) {
-  for (const auto& kind : kinds) stores_[kind];
+InformerCache::InformerCache(KubeClient& inner, std::set<std::string> kinds,
+                             std::map<std::string, Transform> transforms)
+    : inner_(inner) {
+  for (const auto& kind : kinds) {
+    auto it = transforms.find(kind);
+    stores_[kind].transform = it == transforms.end() ? Transform() : it->second;
+  }
 }
 
 void InformerCache::start(std::chrono::milliseconds timeout) {
@@ -109,7 +114,9 @@ void InformerCache::keepNewer(Store& store, const Snapshot& object) {
   slot = object;
 }
 
-void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& object) {
+void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& whole) {
+  const Transform& transform = stores_.at(kind).transform;  // fixed after construction
+  const Snapshot object = transform && whole ? transform(whole) : whole;
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);
@@ -132,8 +139,10 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
   for (auto& l : listeners) l(type, *object);
 }
 
-void InformerCache::remember(const std::string& kind, const Snapshot& object) {
-  if (!cached(kind) || !object || !object->is_object()) return;
+void InformerCache::remember(const std::string& kind, const Snapshot& whole) {
+  if (!cached(kind) || !whole || !whole->is_object()) return;
+  const Transform& transform = stores_.at(kind).transform;
+  const Snapshot object = transform ? transform(whole) : whole;
   std::unique_lock lock(mu_);
   keepNewer(stores_.at(kind), object);
 }

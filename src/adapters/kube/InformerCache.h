@@ -10,6 +10,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -21,7 +22,13 @@ namespace rayjournal::kube {
 
 class InformerCache : public KubeClient {
  public:
-  InformerCache(KubeClient& inner, std::set<std::string> kinds);
+  // What the cache keeps of an object of one kind (controller-runtime's cache transforms): the
+  // fields its readers use, so memory follows the reconcilers' needs and not the objects'
+  // size. Listeners and readers see the transformed object; writes return the server's answer.
+  using Transform = std::function<Snapshot(const Snapshot&)>;
+
+  InformerCache(KubeClient& inner, std::set<std::string> kinds,
+                std::map<std::string, Transform> transforms = {});
   // Starts one watch per cached kind and blocks until the inner client says they delivered
   // their first list; throws ApiError (CacheSyncTimeout) after the timeout.
   void start(std::chrono::milliseconds timeout);
@@ -54,6 +61,7 @@ class InformerCache : public KubeClient {
     std::map<std::string, Snapshot> tombstones;
     std::deque<std::string> tombstoneOrder;
     std::vector<WatchCallback> listeners;
+    Transform transform;  // empty: kept whole
     bool synced = false;
   };
   static void bury(Store& store, const std::string& key, const Snapshot& last);

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/CachedPod.h"
+#include "controller/RayClusterBuild.h"
 #include "controller/RayClusterDecide.h"
 
 namespace rayjournal::controller {
@@ -207,6 +209,40 @@ TEST(RayClusterDecideTest, AProvisionedSidecarHeadIsNotCreatedAgain) {
   ClusterPlan failed = decideOn(c, shared({failedPod("c1-head", "Failed")}), true);
   EXPECT_EQ(failed.deletePods, std::vector<std::string>{"c1-head"});
   EXPECT_TRUE(decideOn(c, {}, true).creates.empty());
+}
+
+}  // namespace
+}  // namespace rayjournal::controller
+
+namespace rayjournal::controller {
+namespace {
+
+// The informer cache keeps a slim Pod (CachedPod.h): every decision reads the same from it as
+// from the whole Pod, or a field the decision needs was cut away.
+TEST(RayClusterDecideTest, ACachedPodDecidesAsTheWholePod) {
+  json c = cluster(2);
+  ClusterObserved o = clusterObserved(std::make_shared<const json>(c), {}, nullptr);
+  json head = *headPodFor(o.cluster);
+  head["status"] = pod("c1-head", true)["status"];
+  head["status"]["podIP"] = "10.0.0.9";
+  json exited = *workerPodFor(o.cluster, o.cluster.groups[0], "c1-gpu-worker-0", 0);
+  exited["spec"]["restartPolicy"] = "Never";
+  exited["status"] = {{"phase", "Running"},
+                      {"containerStatuses",
+                       json::array({{{"name", "w"}, {"state", {{"terminated", {{"exitCode", 1}}}}}}})}};
+  json deleting = *workerPodFor(o.cluster, o.cluster.groups[0], "c1-gpu-worker-1", 1);
+  deleting["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z";
+  deleting["metadata"]["managedFields"] = json::array({{{"manager", "kubelet"}}});
+  Pods whole = shared({head, exited, deleting});
+  Pods cached;
+  for (const auto& p : whole) cached.push_back(podAsCached(p));
+  EXPECT_LT(cached[0]->dump().size() * 3, whole[0]->dump().size()) << "most of a Pod is not kept";
+  ClusterPlan fromWhole = decideOn(c, whole, true), fromCached = decideOn(c, cached, true);
+  EXPECT_EQ(fromCached.deletePods, fromWhole.deletePods);
+  EXPECT_EQ(createdNames(fromCached), createdNames(fromWhole));
+  ASSERT_TRUE(fromWhole.status && fromCached.status);
+  EXPECT_EQ(*fromCached.status, *fromWhole.status);
+  EXPECT_FALSE(cached[2]->at("metadata").contains("managedFields"));
 }
 
 }  // namespace
