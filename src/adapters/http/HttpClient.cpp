@@ -189,10 +189,27 @@ HttpResponse HttpClient::exchange(Connection& c, const std::string& method,
   });
   if (ec) throw HttpError("cannot reach " + baseUrl_ + ": sending " + method + ": " + ec.message());
   bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(boost::none);
+  // A number, not boost::none: Beast 1.74 compares a Content-Length against an empty limit as
+  // "exceeded" once the body is not already buffered with the header.
+  parser.body_limit(kMaxResponseBodyBytes);
   ec = runOne(c.ioc, [&](auto handler) {
-    c.withStream([&](auto& s) { bhttp::async_read(s, c.buffer, parser, handler); });
+    c.withStream([&](auto& s) { bhttp::async_read_header(s, c.buffer, parser, handler); });
   });
+  // The declared length is refused before any of the body is read (or memory reserved for it).
+  bool tooLarge = ec == bhttp::error::body_limit ||
+                  (!ec && parser.content_length() && *parser.content_length() > kMaxResponseBodyBytes);
+  if (!ec && !tooLarge && !parser.is_done()) {
+    ec = runOne(c.ioc, [&](auto handler) {
+      c.withStream([&](auto& s) { bhttp::async_read(s, c.buffer, parser, handler); });
+    });
+  }
+  if (tooLarge || ec == bhttp::error::body_limit) {
+    sentNothing = false;  // the server answered: not a stale keep-alive connection to retry
+    c.close();
+    throw HttpError("the answer of " + baseUrl_ + " to " + method + " " + target +
+                    " is larger than the " + std::to_string(kMaxResponseBodyBytes >> 20) +
+                    " MiB limit");
+  }
   if (ec) {
     sentNothing = !parser.got_some();
     throw HttpError("no answer from " + baseUrl_ + " to " + method + " " + target + ": " +
@@ -230,6 +247,10 @@ HttpResponse HttpClient::request(const std::string& method, const std::string& t
   }
 }
 
+struct HttpClient::StreamParser {
+  bhttp::response_parser<bhttp::string_body> parser;
+};
+
 int HttpClient::stream(const std::string& target, const Headers& headers,
                        const std::function<bool(const std::string&)>& onLine,
                        std::chrono::milliseconds idleTimeout, std::string* errorBody) {
@@ -256,8 +277,9 @@ int HttpClient::stream(const std::string& target, const Headers& headers,
     c->withStream([&](auto& s) { bhttp::async_write(s, req, handler); });
   });
   if (ec) throw HttpError("cannot reach " + baseUrl_ + ": watch " + target + ": " + ec.message());
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(boost::none);
+  StreamParser streamParser;
+  auto& parser = streamParser.parser;
+  parser.body_limit(kMaxResponseBodyBytes);  // an error answer, or a stream with a length
   ec = runOne(c->ioc, [&](auto handler) {
     c->withStream([&](auto& s) { bhttp::async_read_header(s, c->buffer, parser, handler); });
   });
@@ -266,29 +288,53 @@ int HttpClient::stream(const std::string& target, const Headers& headers,
   int status = int(parser.get().result_int());
   if (status < 200 || status >= 300) {
     c->tcp().expires_after(timeout_);
-    runOne(c->ioc, [&](auto handler) {
+    ec = runOne(c->ioc, [&](auto handler) {
       c->withStream([&](auto& s) { bhttp::async_read(s, c->buffer, parser, handler); });
     });
-    if (errorBody) *errorBody = parser.get().body();
+    if (errorBody) *errorBody = ec ? "(no readable body: " + ec.message() + ")" : parser.get().body();
+    c->close();
     return status;
   }
-  size_t consumed = 0;
+  // A chunked stream has no total size; each line is bounded instead.
+  if (parser.chunked()) parser.body_limit(boost::none);
+  readLines(*c, streamParser, target, onLine, idleTimeout);
+  return status;
+}
+
+void HttpClient::readLines(Connection& c, StreamParser& streamParser, const std::string& target,
+                           const std::function<bool(const std::string&)>& onLine,
+                           std::chrono::milliseconds idleTimeout) {
+  auto& parser = streamParser.parser;
+  size_t consumed = 0, scanned = 0;  // scanning resumes where it stopped: linear in the bytes
   while (!parser.is_done()) {
-    c->tcp().expires_after(idleTimeout);
-    ec = runOne(c->ioc, [&](auto handler) {
-      c->withStream([&](auto& s) { bhttp::async_read_some(s, c->buffer, parser, handler); });
+    c.tcp().expires_after(idleTimeout);
+    auto ec = runOne(c.ioc, [&](auto handler) {
+      c.withStream([&](auto& s) { bhttp::async_read_some(s, c.buffer, parser, handler); });
     });
     std::string& text = parser.get().body();
-    for (size_t nl; (nl = text.find('\n', consumed)) != std::string::npos; consumed = nl + 1) {
-      if (nl > consumed && !onLine(text.substr(consumed, nl - consumed))) return status;
+    for (size_t nl; (nl = text.find('\n', std::max(consumed, scanned))) != std::string::npos;
+         consumed = nl + 1) {
+      if (nl > consumed && !onLine(text.substr(consumed, nl - consumed))) return;
+    }
+    scanned = text.size();
+    if (scanned - consumed > kMaxStreamLineBytes) {
+      c.close();
+      throw HttpError("watch " + target + " from " + baseUrl_ + ": a line longer than " +
+                      std::to_string(kMaxStreamLineBytes >> 20) +
+                      " MiB without a newline; dropping the stream");
     }
     if (consumed > 0) {
       text.erase(0, consumed);
+      scanned -= consumed;
       consumed = 0;
+    }
+    if (ec == bhttp::error::body_limit) {
+      c.close();
+      throw HttpError("watch " + target + " from " + baseUrl_ + ": the answer is larger than " +
+                      std::to_string(kMaxResponseBodyBytes >> 20) + " MiB");
     }
     if (ec) break;  // closed, timed out, or cancelled: the caller resumes from its position
   }
-  return status;
 }
 
 void HttpClient::cancelStreams() {

@@ -42,6 +42,12 @@ struct HttpResponse {
 
 using Headers = std::map<std::string, std::string>;
 
+// Bounds on what a server can make the client hold: a whole answer (a list of every object of
+// a kind in a large cluster fits), and one line of a watch stream (one event: the API server
+// caps an object at about 1.5 MB).
+inline constexpr uint64_t kMaxResponseBodyBytes = uint64_t(512) << 20;
+inline constexpr size_t kMaxStreamLineBytes = size_t(16) << 20;
+
 class HttpClient {
  public:
   // baseUrl: http://host:port or https://host:port (a path suffix is ignored).
@@ -68,6 +74,11 @@ class HttpClient {
   void give(std::unique_ptr<Connection> connection);
   HttpResponse exchange(Connection& c, const std::string& method, const std::string& target,
                         const std::string& body, const Headers& headers, bool& sentNothing);
+  struct StreamParser;
+  // A stream's body, line by line, until it ends, onLine says stop, or a bound is broken.
+  void readLines(Connection& c, StreamParser& parser, const std::string& target,
+                 const std::function<bool(const std::string&)>& onLine,
+                 std::chrono::milliseconds idleTimeout);
 
   std::string baseUrl_, host_, port_;
   bool tls_;
