@@ -49,12 +49,16 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
   app.add_flag("--salvage-journal", options.salvageJournal,
                "on a corrupt journal, keep the readable prefix and continue");
   app.add_option("--timeout", options.timeoutSeconds,
-                 "with --exit-when-idle: give up (exit 4) after this many seconds");
+                 "with --exit-when-idle: give up (exit 4) after this many seconds")
+      ->check(CLI::PositiveNumber);
+  // Zero or negative intervals would be a busy loop: refused, as every count and duration.
   app.add_option("--requeue-ms", f.requeueMs, "RayJob poll interval (KubeRay: 3000)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--checkpoint-every", options.stack.checkpointEveryRecords,
                  "checkpoint every N journal records")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("!--no-raycluster-controller", options.stack.manageRayClusters,
                "do not reconcile RayClusters (Pods, head Service, status), in either mode: "
                "another operator (KubeRay) does");
@@ -74,7 +78,8 @@ void addClusterFlags(CLI::App& app, Flags& f) {
   app.add_option("--kube-api-burst", kubeOptions.kube.burst, "client-side burst")
       ->capture_default_str();
   app.add_option("--kube-api-timeout-ms", f.kubeTimeoutMs, "timeout of each API request")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--ray-dashboard-address", kubeOptions.ray.dashboardOverride,
                  "host:port of the Ray dashboard for every RayJob, instead of the head Service "
                  "(out-of-cluster runs, tests)");
@@ -82,7 +87,8 @@ void addClusterFlags(CLI::App& app, Flags& f) {
                "reach Ray dashboards through the API server's service proxy (the operator runs "
                "outside the cluster network)");
   app.add_option("--ray-timeout-ms", f.rayTimeoutMs, "timeout of each Ray Jobs API request")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   f.metricsOption =
       app.add_option(
              "--metrics-bind-address", f.metricsAddress,
@@ -107,9 +113,15 @@ void addLeaderAndLogFlags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--leader-elect-identity", kubeOptions.leader.identity,
                  "this candidate's identity (default: hostname_pid)");
-  app.add_option("--leader-elect-lease-duration", f.leaseS, "seconds")->capture_default_str();
-  app.add_option("--leader-elect-renew-deadline", f.renewS, "seconds")->capture_default_str();
-  app.add_option("--leader-elect-retry-period", f.retryS, "seconds")->capture_default_str();
+  app.add_option("--leader-elect-lease-duration", f.leaseS, "seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--leader-elect-renew-deadline", f.renewS, "seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--leader-elect-retry-period", f.retryS, "seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--log-format", f.logFormat, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -170,7 +182,12 @@ int main(int argc, char** argv) {
   addClusterFlags(app, f);
   addLeaderAndLogFlags(app, f);
   bindEnvironment(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version print and exit 0; any usage error is exit 2, as documented.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   setUpLogging(f);
   f.embedded.stack.decide.requeueMs = f.requeueMs;
   if (const char* v = std::getenv("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES")) {

@@ -31,6 +31,19 @@ class OperatorCli(unittest.TestCase):
         for flag in ["--kubeconfig", "--leader-elect", "--kube-api-qps", "--ray-dashboard-address"]:
             self.assertIn(flag, out)
 
+    def test_usage_errors_exit_2_naming_the_flag(self):
+        for args, named in [(["--no-such-flag"], "--no-such-flag"),
+                            (["--workers=abc"], "--workers"),
+                            (["--requeue-ms=0"], "--requeue-ms"),
+                            (["--requeue-ms=-5"], "--requeue-ms"),
+                            (["--checkpoint-every=0"], "--checkpoint-every"),
+                            (["--kube-api-timeout-ms=0"], "--kube-api-timeout-ms"),
+                            (["--leader-elect-retry-period=0"], "--leader-elect-retry-period"),
+                            (["--exit-when-idle", "--timeout=-1"], "--timeout")]:
+            code, out = self.run_operator(*args)
+            self.assertEqual(code, 2, (args, out))
+            self.assertIn(named, out, args)
+
     def test_missing_kubeconfig(self):
         code, out = self.run_operator("--kubeconfig=/nonexistent/config")
         self.assertEqual(code, 2)
