@@ -249,23 +249,21 @@ json probeAction(bool head, const StartParams& p, const std::string& rayVersion)
   return {{"exec", {{"command", json::array({"bash", "-c", check})}}}};
 }
 
-// Readiness and liveness probes, each unless the user wrote one (initLivenessAndReadinessProbe).
+// Readiness and liveness probes, each unless the user wrote one (initLivenessAndReadinessProbe):
+// the same check, KubeRay's delays and thresholds.
 void addProbes(json& container, bool head, const StartParams& p, const std::string& rayVersion) {
   json action = probeAction(head, p, rayVersion);
-  int timeout = head ? 5 : 2;
-  if (memberAt(container, "livenessProbe").is_null()) {
-    json probe = {{"initialDelaySeconds", 30}, {"timeoutSeconds", timeout},
-                  {"periodSeconds", 5},        {"successThreshold", 1},
-                  {"failureThreshold", 120}};
+  struct Kind {
+    const char* field;
+    int initialDelay, failureThreshold;
+  };
+  for (const Kind& k : {Kind{"livenessProbe", 30, 120}, Kind{"readinessProbe", 10, 10}}) {
+    if (!memberAt(container, k.field).is_null()) continue;
+    json probe = {{"initialDelaySeconds", k.initialDelay}, {"timeoutSeconds", head ? 5 : 2},
+                  {"periodSeconds", 5}, {"successThreshold", 1},
+                  {"failureThreshold", k.failureThreshold}};
     probe.update(action);
-    container["livenessProbe"] = std::move(probe);
-  }
-  if (memberAt(container, "readinessProbe").is_null()) {
-    json probe = {{"initialDelaySeconds", 10}, {"timeoutSeconds", timeout},
-                  {"periodSeconds", 5},        {"successThreshold", 1},
-                  {"failureThreshold", 10}};
-    probe.update(action);
-    container["readinessProbe"] = std::move(probe);
+    container[k.field] = std::move(probe);
   }
 }
 
