@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -28,20 +29,44 @@ void onSignal(int) {
   gStop = true;
 }
 
+// The YAML files --apply names: the file itself, or a directory's *.yaml / *.yml. Anything that
+// cannot be read is an error naming it, never a silent skip.
 std::vector<std::string> manifestFiles(const std::string& path) {
   std::vector<std::string> files;
-  if (fs::is_directory(path)) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
     for (const auto& e : fs::directory_iterator(path)) {
       auto ext = e.path().extension();
       if (ext == ".yaml" || ext == ".yml") files.push_back(e.path().string());
     }
     std::sort(files.begin(), files.end());
-  } else if (fs::exists(path)) {
+  } else if (fs::exists(fs::symlink_status(path, ec))) {
     files.push_back(path);
   } else {
     throw std::runtime_error("--apply " + path + ": no such file or directory");
   }
   return files;
+}
+
+// A manifest's text, refused when it is not a regular readable file (a FIFO would block the
+// start-up, a dangling link or a permission error would be lost) or larger than an API server
+// would take in one request.
+std::string readManifest(const std::string& file) {
+  constexpr uintmax_t kMaxManifestBytes = 3 << 20;  // kube-apiserver's request limit
+  std::error_code ec;
+  auto status = fs::status(file, ec);
+  if (ec || !fs::exists(status))
+    throw std::runtime_error("--apply " + file + ": cannot read it (a dangling link?)");
+  if (!fs::is_regular_file(status))
+    throw std::runtime_error("--apply " + file + ": not a regular file");
+  if (fs::file_size(file, ec) > kMaxManifestBytes)
+    throw std::runtime_error("--apply " + file + ": larger than 3 MiB, more than an API server "
+                             "accepts in one request");
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("--apply " + file + ": cannot open it: " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // Creates or updates one RayJob manifest (kubectl apply, roughly: spec, labels, annotations).
@@ -128,10 +153,12 @@ std::string progressLine(const json& s) {
 void applyManifests(sim::SimKube& kube, const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
     for (const auto& file : manifestFiles(path)) {
-      std::ifstream in(file);
-      std::stringstream text;
-      text << in.rdbuf();
-      for (auto& doc : parseYamlDocuments(text.str())) applyDocument(kube, doc, file);
+      std::string text = readManifest(file);
+      try {
+        for (auto& doc : parseYamlDocuments(text)) applyDocument(kube, doc, file);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("--apply " + file + ": " + e.what());
+      }
     }
   }
 }

@@ -44,6 +44,30 @@ class OperatorCli(unittest.TestCase):
             self.assertEqual(code, 2, (args, out))
             self.assertIn(named, out, args)
 
+    def test_manifests_that_cannot_be_applied_are_errors_naming_the_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "fifo.yaml")
+            os.mkfifo(fifo)
+            links = os.path.join(d, "links")
+            os.mkdir(links)
+            os.symlink(os.path.join(d, "gone.yaml"), os.path.join(links, "dangling.yaml"))
+            big = os.path.join(d, "big.yaml")
+            with open(big, "w") as f:
+                f.write("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: big}\n"
+                        "spec: {entrypoint: '" + "x" * (4 << 20) + "'}\n")
+            broken = os.path.join(d, "broken.yaml")
+            with open(broken, "w") as f:
+                f.write("kind: RayJob\nmetadata: [unclosed\n")
+            for path, cause in [(fifo, "not a regular file"),
+                                (links, "dangling.yaml: cannot read it"),
+                                (os.path.join(d, "none.yaml"), "no such file"),
+                                (big, "larger than 3 MiB"),
+                                (broken, "broken.yaml")]:
+                code, out = self.run_operator(f"--apply={path}", "--exit-when-idle",
+                                              f"--cluster-dir={d}/cluster-{len(cause)}")
+                self.assertEqual(code, 2, (path, out))
+                self.assertIn(cause, out, path)
+
     def test_missing_kubeconfig(self):
         code, out = self.run_operator("--kubeconfig=/nonexistent/config")
         self.assertEqual(code, 2)
