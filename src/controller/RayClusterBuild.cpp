@@ -40,6 +40,24 @@ std::string headServiceFqdn(const RayClusterView& cluster) {
          (ns.empty() ? "default" : ns) + ".svc." + cluster.clusterDomain;
 }
 
+int64_t integerAt(const json& object, const char* key, int64_t fallback) {
+  const json& v = memberAt(object, key);
+  return v.is_number_integer() ? v.get<int64_t>() : fallback;
+}
+
+std::string textOf(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::optional<model::Quantity> quantityOf(const json& value) {
+  return value.is_null() ? std::nullopt : model::parseQuantity(textOf(value));
+}
+
+bool isGpuResourceKey(const std::string& key) {
+  return (key.size() >= 3 && key.compare(key.size() - 3, 3, "gpu") == 0) ||
+         key.rfind("nvidia.com/mig-", 0) == 0;
+}
+
 namespace {
 
 // The head container's named ports (unnamed ones as "<n>-port"), else KubeRay's defaults, and

@@ -2,8 +2,12 @@
 // .cpp files only: this header includes the JSON library, which the decision must not see.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+
+#include "model/Quantity.h"
 
 namespace rayjournal::controller {
 
@@ -15,5 +19,15 @@ nlohmann::json ownedMeta(const std::string& name, const nlohmann::json& cluster,
 std::string identifierLabel(const std::string& cluster, const std::string& nodeType);
 // "<head Service>.<namespace>.svc.<cluster domain>": how workers and drivers reach the head.
 std::string headServiceFqdn(const struct RayClusterView& cluster);
+
+// An integer member, else the fallback (absent, or of another type).
+int64_t integerAt(const nlohmann::json& object, const char* key, int64_t fallback);
+// A value the CRD types as a string (a rayStartParams value, a quantity); a number or boolean a
+// lenient writer left in is rendered as YAML would have quoted it.
+std::string textOf(const nlohmann::json& value);
+// A resource quantity written as a string or a number; nullopt when it is not one.
+std::optional<model::Quantity> quantityOf(const nlohmann::json& value);
+// KubeRay's IsGPUResourceKey: "<vendor>/gpu" style names and NVIDIA MIG slices.
+bool isGpuResourceKey(const std::string& key);
 
 }  // namespace rayjournal::controller

@@ -16,24 +16,8 @@
 namespace rayjournal::controller {
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-// A rayStartParams value as text. The CRD types them as strings; a number or boolean that a
-// lenient writer left in is rendered as YAML would have quoted it.
-std::string paramText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
-bool isGpuKey(const std::string& key) {
-  return (key.size() >= 3 && key.compare(key.size() - 3, 3, "gpu") == 0) ||
-         key.rfind("nvidia.com/mig-", 0) == 0;
-}
-
 std::optional<model::Quantity> quantityAt(const json& list, const char* key) {
-  const json& v = memberAt(list, key);
-  if (v.is_null()) return std::nullopt;
-  return model::parseQuantity(paramText(v));
+  return quantityOf(memberAt(list, key));
 }
 
 // A float as Go's encoding/json writes it: integral values without a fraction.
@@ -47,14 +31,14 @@ json goNumber(long double v) {
 void applyGroupFields(StartParams& p, const json& groupSpec) {
   json custom = json::object();
   for (const auto& [name, value] : objectAt(groupSpec, "resources").items()) {
-    auto q = model::parseQuantity(paramText(value));
+    auto q = quantityOf(value);
     if (!q) continue;  // KubeRay skips an unparseable quantity too
-    std::string key = lower(name);
+    std::string key = asciiLower(name);
     if (key == "cpu")
       p["num-cpus"] = std::to_string(q->ceilValue());
     else if (key == "memory")
       p["memory"] = std::to_string(q->ceilValue());
-    else if (isGpuKey(key))
+    else if (isGpuResourceKey(key))
       p["num-gpus"] = std::to_string(q->ceilValue());
     else
       custom[name] = goNumber(q->value);
@@ -62,7 +46,7 @@ void applyGroupFields(StartParams& p, const json& groupSpec) {
   if (!custom.empty()) p["resources"] = "'" + custom.dump() + "'";
   std::string labels;
   for (const auto& [k, v] : objectAt(groupSpec, "labels").items())
-    labels += (labels.empty() ? "" : ",") + k + "=" + paramText(v);
+    labels += (labels.empty() ? "" : ",") + k + "=" + textOf(v);
   if (!labels.empty()) p["labels"] = labels;
 }
 
@@ -81,9 +65,9 @@ void applyAccelerators(StartParams& p, const json& limits) {
   }
   bool customPresent = resources.contains("neuron_cores") || resources.contains("TPU");
   for (const auto& [key, value] : limits.items()) {  // sorted by name, as KubeRay
-    auto q = model::parseQuantity(paramText(value));
+    auto q = quantityOf(value);
     if (!q || q->isZero()) continue;
-    if (!p.count("num-gpus") && isGpuKey(key)) p["num-gpus"] = std::to_string(q->ceilValue());
+    if (!p.count("num-gpus") && isGpuResourceKey(key)) p["num-gpus"] = std::to_string(q->ceilValue());
     if (customPresent) continue;
     std::string rayName = key == "aws.amazon.com/neuroncore" ? "neuron_cores"
                           : key == "google.com/tpu"          ? "TPU"
@@ -115,7 +99,7 @@ void applyContainerResources(StartParams& p, const json& container) {
 
 StartParams startParamsOf(const json& groupSpec) {
   StartParams p;
-  for (const auto& [k, v] : objectAt(groupSpec, "rayStartParams").items()) p[k] = paramText(v);
+  for (const auto& [k, v] : objectAt(groupSpec, "rayStartParams").items()) p[k] = textOf(v);
   applyGroupFields(p, groupSpec);
   return p;
 }
@@ -310,7 +294,7 @@ json podMetadata(const RayClusterView& c, const json& groupSpec, const PodRole& 
   }
   json annotations = objectAt(tmplMeta, "annotations");
   const json& clusterAnnotations = objectAt(objectAt(c.raw.get(), "metadata"), "annotations");
-  if (lower(stringAt(clusterAnnotations, "ray.io/overwrite-container-cmd")) == "true")
+  if (asciiLower(stringAt(clusterAnnotations, "ray.io/overwrite-container-cmd")) == "true")
     annotations["ray.io/overwrite-container-cmd"] = "true";
   if (role.head) annotations["ray.io/ft-enabled"] = "false";
   if (!annotations.empty()) meta["annotations"] = std::move(annotations);

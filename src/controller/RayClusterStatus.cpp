@@ -7,6 +7,7 @@
 #include "adapters/TimeFormat.h"
 #include "controller/JsonAccess.h"
 #include "controller/RayClusterBuild.h"
+#include "controller/RayClusterMeta.h"
 #include "model/Names.h"
 #include "model/Quantity.h"
 
@@ -14,11 +15,6 @@ namespace rayjournal::controller {
 namespace {
 
 using Resources = std::map<std::string, model::Quantity>;
-
-int64_t integerAt(const json& object, const char* key, int64_t fallback) {
-  const json& v = memberAt(object, key);
-  return v.is_number_integer() ? v.get<int64_t>() : fallback;
-}
 
 bool suspended(const json& group) {
   const json& s = memberAt(group, "suspend");
@@ -40,7 +36,7 @@ Resources podResources(const json& podSpec) {
     for (const auto& [k, v] : objectAt(r, "limits").items())
       if (!merged.contains(k)) merged[k] = v;
     for (const auto& [k, v] : merged.items())
-      if (auto q = model::parseQuantity(v.is_string() ? v.get<std::string>() : v.dump()))
+      if (auto q = quantityOf(v))
         add(total, k, *q, 1);
   }
   return total;
@@ -67,7 +63,7 @@ void writeResources(json& status, const json& clusterSpec) {
   Resources r = desiredResources(clusterSpec);
   model::Quantity gpu;
   for (const auto& [k, q] : r)
-    if (k.size() >= 3 && k.compare(k.size() - 3, 3, "gpu") == 0) gpu.value += q.value;
+    if (isGpuResourceKey(k)) gpu.value += q.value;
   auto at = [&r](const char* k) { return r.count(k) ? r.at(k) : model::Quantity{}; };
   status["desiredCPU"] = model::formatQuantity(at("cpu"));
   status["desiredMemory"] = model::formatQuantity(at("memory"));

@@ -4,16 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/JsonAccess.h"
+#include "controller/RayClusterMeta.h"
 #include "model/Names.h"
 
 namespace rayjournal::controller {
 namespace {
-
-int64_t integerAt(const json& object, const char* key, int64_t fallback) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number_integer()) return fallback;
-  return it->get<int64_t>();
-}
 
 bool conditionTrue(const json& status, const char* type) {
   for (const auto& c : arrayAt(status, "conditions"))

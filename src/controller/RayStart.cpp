@@ -4,12 +4,12 @@
 #include <charconv>
 
 namespace rayjournal::controller {
-namespace {
-
-std::string lower(std::string s) {
+std::string asciiLower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
+
+namespace {
 
 // Flags Ray reads as `--flag=true|false`: their "false" must reach ray start.
 bool takesExplicitBoolean(const std::string& flag) {
@@ -21,7 +21,7 @@ bool takesExplicitBoolean(const std::string& flag) {
 std::string rayStartFlags(const StartParams& params) {
   std::string flags;
   for (const auto& [flag, value] : params) {  // std::map: sorted by name, as KubeRay sorts
-    std::string v = lower(value);
+    std::string v = asciiLower(value);
     if ((v == "true" || v == "false") && !takesExplicitBoolean(flag)) {
       if (v == "true") flags += " --" + flag + " ";
     } else {

@@ -18,6 +18,8 @@ inline constexpr int kDefaultDashboardPort = 8265;
 inline constexpr int kDefaultMetricsPort = 8080;
 inline constexpr int kDefaultAgentListenPort = 52365;
 
+// ASCII lower case (KubeRay compares "true", flag values and annotations case-insensitively).
+std::string asciiLower(std::string s);
 // The flags as KubeRay renders them (each " --flag " or " --flag=value ").
 std::string rayStartFlags(const StartParams& params);
 // "ray start --head <flags>" or "ray start <flags>".
