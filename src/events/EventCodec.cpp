@@ -150,7 +150,10 @@ std::string encode(const Observation& o) {
   } else if (const auto* s = std::get_if<JournalSalvaged>(&o)) {
     map.update({{"kept_through", s->keptThrough},
                 {"cause", s->cause},
-                {"original_moved_to", s->originalMovedTo}});
+                {"original_moved_to", s->originalMovedTo},
+                {"lost_ranges", s->lostRanges},
+                {"kept_after_gap", s->keptAfterGap},
+                {"problems", s->problems}});
   }
   return bytesOf(map);
 }
@@ -166,7 +169,8 @@ std::optional<Observation> decodeObservation(const wal::Record& r) {
     return Drift{f.text("journal_expected"), f.text("kubernetes_has"), f.text("decision")};
   if (what == "ChildMissing") return ChildMissing{f.text("kind"), f.text("name"), f.text("jobId")};
   if (what == "JournalSalvaged")
-    return JournalSalvaged{f.number("kept_through"), f.text("cause"), f.text("original_moved_to")};
+    return JournalSalvaged{f.number("kept_through"), f.text("cause"), f.text("original_moved_to"),
+                           f.text("lost_ranges"), f.number("kept_after_gap"), f.text("problems")};
   return std::nullopt;
 }
 

@@ -108,6 +108,9 @@ struct JournalSalvaged {
   uint64_t keptThrough = 0;
   std::string cause;
   std::string originalMovedTo;
+  std::string lostRanges;  // "a-b,c-d": the seqs this salvage could not find
+  uint64_t keptAfterGap = 0;
+  std::string problems;  // per file, what could not be read ("; "-separated)
   bool operator==(const JournalSalvaged&) const = default;
 };
 using Observation = std::variant<AttemptStarted, RayJobTerminal, Drift, ChildMissing,

@@ -9,7 +9,10 @@ wal::JournalOptions journalOptions(wal::JournalOptions options) {
     return encode(CheckpointBody{m.coversThrough, m.bytes, m.crc32});
   };
   options.bodies.salvaged = [](const wal::SalvageReport& s) {
-    return encode(Observation{JournalSalvaged{s.keptThrough, s.cause, s.movedTo}});
+    std::string problems;
+    for (const auto& p : s.problems) problems += (problems.empty() ? "" : "; ") + p;
+    return encode(Observation{JournalSalvaged{s.keptThrough, s.cause, s.movedTo,
+                                              s.lost.toString(), s.keptAfterGap, problems}});
   };
   return options;
 }

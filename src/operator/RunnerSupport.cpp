@@ -18,8 +18,12 @@ std::unique_ptr<wal::Journal> openJournalOrLog(const std::string& dir, bool salv
     return nullptr;
   }
   if (journal->salvaged()) {
-    spdlog::warn("journal salvaged: kept records through seq {}; the original is at {}",
-                 journal->salvaged()->keptThrough, journal->salvaged()->movedTo);
+    const auto& s = *journal->salvaged();
+    for (const auto& p : s.problems) spdlog::warn("journal salvage: {}", p);
+    spdlog::warn("journal {} salvaged: every record through seq {} kept; lost seqs: {}; {} later "
+                 "records kept after the first loss; the original is at {}",
+                 dir, s.keptThrough, s.lost.empty() ? "none" : s.lost.toString(), s.keptAfterGap,
+                 s.movedTo);
   }
   return journal;
 }

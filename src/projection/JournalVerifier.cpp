@@ -32,6 +32,7 @@ struct JobTrack {
   uint32_t attempt = 0;
   bool retryingWritten = false;  // a Retrying status write landed since the last attempt start
   bool startedThisEpoch = false;
+  uint64_t startSeq = 0;  // of the AttemptStarted observation
 };
 
 class Verifier {
@@ -81,6 +82,7 @@ class Verifier {
     events::OutcomeBody body = events::decodeOutcome(r);
     uint64_t intentSeq = body.intentSeq;
     auto it = intents_.find(intentSeq);
+    if (it == intents_.end() && lost_.contains(intentSeq)) return;  // its Intent was salvaged away
     if (intentSeq == 0 || intentSeq >= r.seq || it == intents_.end()) {
       violation(r.seq, "outcome-without-intent",
                 "Outcome seq " + std::to_string(r.seq) + " answers intent seq " +
@@ -138,7 +140,8 @@ class Verifier {
       violation(r.seq, "attempt-decreased",
                 key(r) + ": attempt went from " + std::to_string(t.attempt) + " to " +
                     std::to_string(attempt));
-    } else if (attempt > t.attempt && t.attempt > 0 && !t.retryingWritten) {
+    } else if (attempt > t.attempt && t.attempt > 0 && !t.retryingWritten &&
+               !lostSince(t.startSeq, r.seq)) {
       violation(r.seq, "attempt-without-retry",
                 key(r) + ": attempt " + std::to_string(attempt) +
                     " started without a Retrying status write after attempt " +
@@ -146,6 +149,14 @@ class Verifier {
     }
     t.attempt = attempt;
     t.retryingWritten = false;
+    t.startSeq = r.seq;
+  }
+
+  // True when a lost range lies between two seqs (the evidence may have been in it).
+  bool lostSince(uint64_t from, uint64_t to) const {
+    for (const auto& [a, b] : lost_.ranges())
+      if (b > from && a < to) return true;
+    return false;
   }
 
   void checkpoint(const wal::Record& r, wal::Journal& journal) {
@@ -183,6 +194,7 @@ class Verifier {
  public:
   std::set<uint64_t> retryingIntents_;
   uint64_t firstSeq_ = 1;
+  wal::LostRanges lost_;
 
  private:
   VerifyReport& report_;
@@ -211,10 +223,20 @@ VerifyReport verifyJournal(wal::Journal& journal) {
     start = base->coversThrough + 1;
   }
   verifier.firstSeq_ = start;
+  verifier.lost_ = journal.lostRanges();
+  report.lost = journal.lostRanges();
+  for (const auto& [from, to] : journal.missingAcknowledged().ranges())
+    report.violations.push_back(
+        {from, "lost-acknowledged",
+         "seqs " + std::to_string(from) + ".." + std::to_string(to) +
+             " were acknowledged as durable (HIGHWATER) but the journal ends before them; "
+             "--salvage-journal records the loss and keeps everything else"});
   journal.scan(start, [&](const wal::Record& r) {
     verifier.visit(r, journal);
     return true;
   });
+  for (auto& problem : journal.checkIndex())
+    report.violations.push_back({0, "index", problem + "; rayjournal-replay reindex rebuilds it"});
   return report;
 }
 

@@ -2,7 +2,10 @@
 // gap-free seqs; every Outcome answers an earlier Intent; no side effect executed twice for the
 // same identity (one RayCluster create per name, one submitter Job create per attempt, one Ray
 // submission per submission id); attempts only grow, and only after a Retrying status write;
-// a restart never starts an attempt; every checkpoint equals the projection replayed up to it.
+// a restart never starts an attempt; every checkpoint equals the projection replayed up to it;
+// the journal reaches its high-water mark; the per-object index matches the records both ways.
+// Seqs a salvage recorded as lost are skipped and reported, and rules whose evidence may have
+// been in them are not applied across them.
 // Streams the journal; memory grows with the number of RayJobs, not records. Not thread-safe.
 #pragma once
 
@@ -24,6 +27,7 @@ struct VerifyReport {
   uint64_t records = 0;
   uint64_t checkpointsChecked = 0;
   std::vector<Violation> violations;
+  wal::LostRanges lost;  // seqs an earlier salvage found missing (not violations: reported)
   bool ok() const { return violations.empty(); }
 };
 

@@ -39,66 +39,6 @@ CheckpointData decodeCheckpointValue(uint64_t seq, std::string_view value) {
   return CheckpointData{seq, decodeSeqKey(value.substr(0, 8)), std::string(value.substr(8))};
 }
 
-// Copies the readable, gap-free prefix of a corrupt journal into a fresh one, then swaps the
-// directories; the original is kept beside it for inspection.
-SalvageReport salvageDirectory(const std::string& dir, const std::string& cause) {
-  SalvageReport report;
-  report.cause = cause;
-  std::string tmp = dir + ".salvage-tmp";
-  std::filesystem::remove_all(tmp);
-  {
-    auto source = RocksStorage::open(dir, RocksStorage::Mode::Salvage);
-    auto target = RocksStorage::open(tmp, RocksStorage::Mode::Normal);
-    std::vector<WriteOp> ops;
-    auto flush = [&](bool force) {
-      if (ops.empty() || (!force && ops.size() < kPruneBatch)) return;
-      target->write(ops, false);
-      ops.clear();
-    };
-    uint64_t first = 1;
-    if (auto v = source->get(Column::Meta, "first_seq")) first = std::stoull(*v);
-    source->scan(Column::Meta, "", [&](std::string_view k, std::string_view v) {
-      ops.push_back({Column::Meta, std::string(k), std::string(v)});
-      return true;
-    });
-    // Point lookups, not an iterator: a merged iterator fails as soon as any overlapping table
-    // is unreadable, while a lookup touches only the table that holds its key.
-    uint64_t expected = first;
-    try {
-      while (auto value = source->getSalvaging(Column::Records, encodeSeqKey(expected))) {
-        Record r = decodeRecord(expected, *value);
-        ops.push_back({Column::Records, encodeSeqKey(expected), std::move(*value)});
-        if (!r.object.empty())
-          ops.push_back(
-              {Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), expected), ""});
-        ++expected;
-        flush(false);
-      }
-    } catch (const JournalError&) {
-      // The first unreadable record ends the prefix.
-    }
-    report.keptThrough = expected - 1;
-    try {
-      source->scan(Column::Checkpoints, "", [&](std::string_view k, std::string_view v) {
-        uint64_t seq = decodeSeqKey(k);
-        if (seq > report.keptThrough) return false;
-        ops.push_back({Column::Checkpoints, std::string(k), std::string(v)});
-        return true;
-      });
-    } catch (const JournalError&) {
-    }
-    flush(true);
-    target->sync();
-  }
-  report.movedTo = dir + ".corrupt-" +
-                   std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count());
-  std::filesystem::rename(dir, report.movedTo);
-  std::filesystem::rename(tmp, dir);
-  return report;
-}
-
 }  // namespace
 
 struct Journal::Writer {
@@ -122,15 +62,25 @@ std::unique_ptr<Journal> Journal::open(const std::string& dir, JournalOptions op
     auto mode = options.follow ? RocksStorage::Mode::Secondary : RocksStorage::Mode::ReadOnly;
     return open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, mode)), options);
   }
+  finishInterruptedSalvage(dir);
   std::optional<SalvageReport> report;
   try {
+    if (RocksStorage::holdsJournal(dir)) {
+      JournalOptions check = options;
+      check.readOnly = check.strict = true;
+      check.follow = false;
+      open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::ReadOnly)),
+           check);
+      options.tailVerified = true;
+    }
     auto journal =
         open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)),
              options);
     return journal;
   } catch (const CorruptionError& e) {
     if (!options.salvage) throw;
-    report = salvageDirectory(dir, e.what());
+    report = salvageJournalDirectory(dir, e.what());
+    options.tailVerified = false;
   }
   auto journal =
       open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)),
@@ -159,7 +109,8 @@ Journal::~Journal() {
   if (flusher_.joinable()) flusher_.join();
   if (!options_.readOnly) {
     try {
-      storage_->sync();
+      sync();
+      advanceHighWater();
     } catch (const std::exception&) {
       // Closing after a storage failure: what was acknowledged as synced is already durable.
     }
@@ -180,6 +131,11 @@ void Journal::initialize() {
       throw CorruptionError(0,
                             "journal " + describe() + " has records but no format_version in meta");
     }
+    if (auto mark = storage_->readHighWater()) {
+      throw CorruptionError(0, "journal " + describe() + " lost its meta records and every record " +
+                                   "(its high-water mark says seqs through " +
+                                   std::to_string(*mark) + " were acknowledged)");
+    }
     if (options_.readOnly) throw JournalError("journal " + describe() + " is empty");
     instanceId_ = randomHex(16);
     storage_->write({{Column::Meta, "format_version", std::to_string(kJournalFormatVersion)},
@@ -187,6 +143,7 @@ void Journal::initialize() {
                      {Column::Meta, "first_seq", "1"},
                      {Column::Meta, "epoch", "0"}},
                     true);
+    storage_->writeHighWater(0);
     version = std::to_string(kJournalFormatVersion);
   }
   int found = std::stoi(*version);
@@ -198,16 +155,44 @@ void Journal::initialize() {
   }
   instanceId_ = storage_->get(Column::Meta, "instance_id").value_or("");
   firstSeq_ = std::stoull(storage_->get(Column::Meta, "first_seq").value_or("1"));
+  if (auto lost = storage_->get(Column::Meta, "lost_ranges")) lost_ = LostRanges::parse(*lost);
   auto last = storage_->lastKey(Column::Records);
-  lastSeq_ = last ? decodeSeqKey(*last) : firstSeq_ - 1;
+  lastSeq_ = std::max(last ? decodeSeqKey(*last) : firstSeq_ - 1, lost_.lastLost());
+  syncedThrough_ = lastSeq_.load();
   epoch_ = std::stoull(storage_->get(Column::Meta, "epoch").value_or("0"));
+  checkHighWater();
+  bool refuseDamage = !options_.readOnly || options_.strict;
+  if (refuseDamage && !options_.tailVerified) {
+    // Everything a restart will replay must decode; older history is checked by `replay
+    // verify` and the scrubber.
+    uint64_t tailFrom = firstSeq_;
+    if (auto cp = latestCheckpoint()) tailFrom = cp->coversThrough + 1;
+    verifyTail(tailFrom);
+  }
   if (options_.readOnly) return;
   ++epoch_;
   storage_->write({{Column::Meta, "epoch", std::to_string(epoch_)}}, true);
-  // Everything a restart will replay must decode; older history is checked by `replay verify`.
-  uint64_t tailFrom = firstSeq_;
-  if (auto cp = latestCheckpoint()) tailFrom = cp->coversThrough + 1;
-  verifyTail(tailFrom);
+}
+
+// The journal must reach every seq it ever acknowledged; a shortfall means acknowledged records
+// were lost (the newest write-ahead log truncated or removed).
+void Journal::checkHighWater() {
+  auto mark = storage_->readHighWater();
+  highWaterWritten_ = mark.value_or(0);
+  if (!mark || *mark <= lastSeq_) return;
+  uint64_t from = lastSeq_ + 1;
+  missingAcknowledged_.add(from, *mark);
+  if (options_.readOnly && !options_.strict) return;
+  throw CorruptionError(from, "journal " + describe() + " ends at seq " +
+                                  std::to_string(lastSeq_.load()) + " but seqs " +
+                                  std::to_string(from) + ".." + std::to_string(*mark) +
+                                  " were acknowledged as durable (HIGHWATER): the newest "
+                                  "write-ahead log was truncated or removed");
+}
+
+void Journal::requireLost(uint64_t expected, uint64_t present, const std::string& what) const {
+  if (lost_.covers(expected, present - 1)) return;
+  throw CorruptionError(expected, "record missing (" + what + ")");
 }
 
 // Gap-free and checksums intact from `from` to the end (bodies are decoded later, by replay).
@@ -219,10 +204,9 @@ void Journal::verifyTail(uint64_t from) {
         Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
           uint64_t seq = decodeSeqKey(k);
           if (seq != expected)
-            throw CorruptionError(expected, "record missing (gap in sequence; next present is " +
-                                                std::to_string(seq) + ")");
+            requireLost(expected, seq, "gap in sequence; next present is " + std::to_string(seq));
           verifyRecord(seq, v);
-          ++expected;
+          expected = seq + 1;
           return true;
         });
   } catch (const CorruptionError& e) {
@@ -231,8 +215,7 @@ void Journal::verifyTail(uint64_t from) {
     throw;
   }
   if (expected <= last)
-    throw CorruptionError(expected, "record missing (journal ends before the latest seq " +
-                                        std::to_string(last) + ")");
+    requireLost(expected, last + 1, "journal ends before the latest seq " + std::to_string(last));
 }
 
 void Journal::appendSalvageRecord() {
@@ -321,6 +304,7 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
     if (sync) {
       stats_.syncs++;
       dirty_ = false;
+      syncedThrough_ = next;
     } else {
       dirty_ = true;
     }
@@ -335,16 +319,30 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
 }
 
 void Journal::sync() {
+  uint64_t through;
   {
     std::lock_guard lock(mu_);
     dirty_ = false;
     stats_.syncs++;
+    through = lastSeq_.load();  // every record up to here is already in the storage
   }
   storage_->sync();
+  uint64_t seen = syncedThrough_.load();
+  while (seen < through && !syncedThrough_.compare_exchange_weak(seen, through)) {
+  }
+}
+
+void Journal::advanceHighWater() {
+  std::lock_guard lock(highWaterMu_);
+  uint64_t through = syncedThrough_.load();
+  if (through <= highWaterWritten_) return;
+  storage_->writeHighWater(through);
+  highWaterWritten_ = through;
 }
 
 void Journal::flusherLoop() {
   std::unique_lock lock(flusherMu_);
+  auto lastMark = std::chrono::steady_clock::now();
   while (!stopping_) {
     flusherCv_.wait_for(lock, options_.lazyFlushInterval);
     if (stopping_) break;
@@ -353,9 +351,12 @@ void Journal::flusherLoop() {
       std::lock_guard g(mu_);
       needed = dirty_;
     }
-    if (!needed) continue;
     try {
-      sync();
+      if (needed) sync();
+      if (std::chrono::steady_clock::now() - lastMark >= options_.highWaterInterval) {
+        lastMark = std::chrono::steady_clock::now();
+        advanceHighWater();
+      }
     } catch (const std::exception&) {
       // Retried on the next tick; appenders see storage errors on their own writes.
     }
@@ -382,11 +383,9 @@ void Journal::scan(uint64_t from, const RecordVisitor& visit) {
         Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
           uint64_t seq = decodeSeqKey(k);
           if (seq > last && !options_.readOnly) return false;  // appended after the scan began
-          if (seq != expected) {
-            throw CorruptionError(expected, "record missing (gap in sequence; next present is " +
-                                                std::to_string(seq) + ")");
-          }
-          ++expected;
+          if (seq != expected)
+            requireLost(expected, seq, "gap in sequence; next present is " + std::to_string(seq));
+          expected = seq + 1;
           stopped = !visit(decodeRecord(seq, v));
           return !stopped;
         });
@@ -403,11 +402,10 @@ void Journal::scan(uint64_t from, const RecordVisitor& visit) {
     }
     throw CorruptionError(expected, e.cause());
   }
-  if (!stopped && !options_.readOnly && expected <= last) {
-    throw CorruptionError(expected, "record missing (journal ends at " +
-                                        std::to_string(expected - 1) + " but latest seq is " +
-                                        std::to_string(last) + ")");
-  }
+  if (!stopped && !options_.readOnly && expected <= last)
+    requireLost(expected, last + 1,
+                "journal ends at " + std::to_string(expected - 1) + " but latest seq is " +
+                    std::to_string(last));
 }
 
 void Journal::scanObject(const ObjectRef& object, uint64_t from, const RecordVisitor& visit) {
@@ -427,7 +425,9 @@ uint64_t Journal::writeCheckpoint(uint64_t coversThrough, const std::string& sta
   if (options_.bodies.checkpoint)
     records[0].body = options_.bodies.checkpoint({coversThrough, state.size(), crcOf(state)});
   Writer w(&records, true, &state, coversThrough);
-  return submit(w);
+  uint64_t seq = submit(w);
+  advanceHighWater();
+  return seq;
 }
 
 std::optional<CheckpointData> Journal::checkpointAt(uint64_t seq) {
@@ -490,6 +490,68 @@ void Journal::prune(uint64_t beforeSeq) {
       ops.push_back({Column::Checkpoints, encodeSeqKey(seq), "", WriteOp::Kind::Delete});
   }
   storage_->write(ops, true);
+}
+
+std::vector<std::string> Journal::checkIndex(size_t maxProblems) {
+  std::vector<std::string> problems;
+  auto problem = [&](std::string text) {
+    if (problems.size() < maxProblems) problems.push_back(std::move(text));
+  };
+  storage_->scan(Column::ByObject, "", [&](std::string_view k, std::string_view) {
+    if (k.size() < 9 || k[k.size() - 9] != '\0') {
+      problem("index entry of " + std::to_string(k.size()) + " bytes is malformed");
+      return true;
+    }
+    uint64_t seq = decodeSeqKey(k.substr(k.size() - 8));
+    std::string object(k.substr(0, k.size() - 9));
+    if (seq < firstSeq_) return true;  // left by a prune that stopped halfway: unreachable
+    auto value = storage_->get(Column::Records, encodeSeqKey(seq));
+    if (!value) {
+      if (!lost_.contains(seq)) problem("index entry for " + object + " points at seq " +
+                                        std::to_string(seq) + ", which is not in the journal");
+      return true;
+    }
+    Record r = decodeRecord(seq, *value);
+    if (r.object.indexKey() != object)
+      problem("index entry for " + object + " points at seq " + std::to_string(seq) +
+              ", a record of " + (r.object.empty() ? "no object" : r.object.indexKey()));
+    return true;
+  });
+  scan(firstSeq_, [&](const Record& r) {
+    if (!r.object.empty() &&
+        !storage_->get(Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq)))
+      problem("record seq " + std::to_string(r.seq) + " of " + r.object.indexKey() +
+              " is missing from the per-object index");
+    return true;
+  });
+  return problems;
+}
+
+uint64_t Journal::rebuildIndex() {
+  if (options_.readOnly) throw JournalError("journal " + describe() + " is open read-only");
+  std::vector<WriteOp> ops;
+  auto flush = [&](size_t at) {
+    if (ops.size() < at) return;
+    storage_->write(ops, false);
+    ops.clear();
+  };
+  storage_->scan(Column::ByObject, "", [&](std::string_view k, std::string_view) {
+    ops.push_back({Column::ByObject, std::string(k), "", WriteOp::Kind::Delete});
+    flush(kPruneBatch);
+    return true;
+  });
+  flush(1);
+  uint64_t written = 0;
+  scan(firstSeq_, [&](const Record& r) {
+    if (r.object.empty()) return true;
+    ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq), ""});
+    ++written;
+    flush(kPruneBatch);
+    return true;
+  });
+  flush(1);
+  sync();
+  return written;
 }
 
 }  // namespace rayjournal::wal

@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "wal/JournalStorage.h"
+#include "wal/LostRanges.h"
 #include "wal/Record.h"
+#include "wal/Salvage.h"
 
 namespace rayjournal::wal {
 
@@ -28,7 +30,6 @@ enum class Durability {
   Lazy,  // acknowledged once written; made durable by the next sync write or the periodic flush
 };
 
-struct SalvageReport;
 struct CheckpointMarker {
   uint64_t coversThrough = 0;
   uint64_t bytes = 0;  // of the state
@@ -47,8 +48,16 @@ struct JournalOptions {
   bool salvage = false;   // on corruption keep the readable prefix instead of refusing to open
   bool readOnly = false;  // inspect a journal (tools); no epoch bump, no appends
   bool follow = false;    // with readOnly: open beside a running operator (RocksDB secondary)
+  // With readOnly: throw on every damage a writable open refuses (a lost acknowledged tail, an
+  // unreadable record to replay) instead of reporting it. A writable open of a directory runs
+  // this check first, so that a refused journal is left exactly as it was.
+  bool strict = false;
+  bool tailVerified = false;  // internal: the strict pass already checked the tail
   std::function<int64_t()> nowMs;  // wall clock for record times; system clock when empty
   std::chrono::milliseconds lazyFlushInterval{100};  // 0 disables the background flusher
+  // How often the flusher advances the high-water mark (one fsync of a small file each time;
+  // checkpoints and a clean close advance it too).
+  std::chrono::milliseconds highWaterInterval{1000};
   size_t maxGroupBytes = 4 << 20;
   bool syncAsLazy = false;  // benchmarks only: acknowledge Sync appends without syncing
   JournalBodies bodies;
@@ -65,12 +74,6 @@ struct JournalStats {
   uint64_t writes = 0;   // storage writes (groups)
   uint64_t syncs = 0;    // synced storage writes plus explicit syncs
   uint64_t bytes = 0;    // encoded record bytes appended
-};
-
-struct SalvageReport {
-  uint64_t keptThrough = 0;
-  std::string cause;
-  std::string movedTo;  // where the unreadable original was moved
 };
 
 using RecordVisitor = std::function<bool(const Record&)>;
@@ -103,6 +106,14 @@ class Journal {
   // One object's records (by kind/namespace/name) with seq >= from, in order.
   void scanObject(const ObjectRef& object, uint64_t from, const RecordVisitor& visit);
 
+  // Checks the per-object index against the records both ways: every entry points at a record
+  // of that object, and every record of an object is indexed. Returns one line per problem
+  // (at most maxProblems) naming the seq and object; empty when sound. Reads everything.
+  std::vector<std::string> checkIndex(size_t maxProblems = 100);
+  // Rewrites the per-object index from the records (what `rayjournal-replay reindex` runs).
+  // Returns the number of entries written. Writable journals only.
+  uint64_t rebuildIndex();
+
   // Stores state as the projection through coversThrough, with a Checkpoint record (synced).
   uint64_t writeCheckpoint(uint64_t coversThrough, const std::string& state);
   std::optional<CheckpointData> latestCheckpoint();
@@ -124,6 +135,11 @@ class Journal {
   uint64_t epoch() const { return epoch_; }
   std::string instanceId() const { return instanceId_; }
   const std::optional<SalvageReport>& salvaged() const { return salvaged_; }
+  // Seqs a salvage found missing; the sequence is gap-free outside them.
+  const LostRanges& lostRanges() const { return lost_; }
+  // Read-only opens only: acknowledged seqs beyond the journal's end (the high-water mark says
+  // they were durable; a writable open refuses such a journal).
+  const LostRanges& missingAcknowledged() const { return missingAcknowledged_; }
   JournalStats stats() const;
   std::string describe() const { return storage_->describe(); }
   JournalStorage& storage() { return *storage_; }
@@ -133,6 +149,10 @@ class Journal {
   Journal(std::shared_ptr<JournalStorage> storage, JournalOptions options);
   void initialize();
   void verifyTail(uint64_t from);
+  void checkHighWater();
+  void advanceHighWater();
+  // Throws CorruptionError unless every seq in [expected, present) is a lost one.
+  void requireLost(uint64_t expected, uint64_t present, const std::string& what) const;
   void appendSalvageRecord();
   void fillAndCollect(Writer& writer, std::vector<WriteOp>& ops);
   void runGroup(std::unique_lock<std::mutex>& lock);
@@ -148,6 +168,11 @@ class Journal {
   uint64_t epoch_ = 0;
   std::string instanceId_;
   std::optional<SalvageReport> salvaged_;
+  LostRanges lost_;
+  LostRanges missingAcknowledged_;
+  std::atomic<uint64_t> syncedThrough_{0};  // every seq up to here is durable
+  std::mutex highWaterMu_;                  // serialises writes of the mark
+  uint64_t highWaterWritten_ = 0;
   std::function<void(const Record&)> listener_;
 
   std::mutex mu_;

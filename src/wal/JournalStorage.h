@@ -14,6 +14,9 @@ namespace rayjournal::wal {
 
 enum class Column : uint8_t { Records = 0, ByObject = 1, Checkpoints = 2, Meta = 3 };
 inline constexpr int kColumnCount = 4;
+// RocksDB column family names, by Column.
+inline constexpr const char* kColumnNames[kColumnCount] = {"records", "by_object", "checkpoints",
+                                                           "meta"};
 
 struct WriteOp {
   enum class Kind : uint8_t { Put, Delete };
@@ -43,6 +46,12 @@ class JournalStorage {
   }
   // Makes every earlier write durable.
   virtual void sync() = 0;
+  // The high-water mark: the newest seq the journal acknowledged as durable, kept outside the
+  // storage it protects (a file beside RocksDB's, a separate cell in memory), so that losing the
+  // newest write-ahead log cannot take the mark with it. writeHighWater is durable when it
+  // returns (one fsync); nullopt when none was ever written.
+  virtual std::optional<uint64_t> readHighWater() { return std::nullopt; }
+  virtual void writeHighWater(uint64_t /*seq*/) {}
   // Where the data lives, for messages ("/var/lib/rayjournal/journal" or "memory:sim").
   virtual std::string describe() const = 0;
 };

@@ -17,6 +17,7 @@ void MemoryStorage::apply(Tables& tables, const std::vector<WriteOp>& ops) {
 
 void MemoryStorage::write(const std::vector<WriteOp>& ops, bool sync) {
   std::lock_guard lock(mu_);
+  if (poweredOff_) throw JournalError("journal memory: write after a power loss");
   if (failWrites_ > 0) {
     --failWrites_;
     throw JournalError("journal memory: write failed: no space left on device (injected)");
@@ -67,6 +68,7 @@ std::optional<std::string> MemoryStorage::lastKey(Column column) {
 
 void MemoryStorage::sync() {
   std::lock_guard lock(mu_);
+  if (poweredOff_) throw JournalError("journal memory: sync after a power loss");
   for (const auto& batch : unsynced_) apply(durable_, batch);
   unsynced_.clear();
 }
@@ -76,6 +78,12 @@ void MemoryStorage::dropUnsynced(size_t keepBatches) {
   for (size_t i = 0; i < keepBatches && i < unsynced_.size(); ++i) apply(durable_, unsynced_[i]);
   unsynced_.clear();
   live_ = durable_;
+  poweredOff_ = true;
+}
+
+void MemoryStorage::powerOn() {
+  std::lock_guard lock(mu_);
+  poweredOff_ = false;
 }
 
 size_t MemoryStorage::unsyncedBatches() const {
@@ -92,6 +100,17 @@ bool MemoryStorage::isDurable(Column column, std::string_view key) const {
 void MemoryStorage::failNextWrites(int count) {
   std::lock_guard lock(mu_);
   failWrites_ = count;
+}
+
+std::optional<uint64_t> MemoryStorage::readHighWater() {
+  std::lock_guard lock(mu_);
+  return highWater_;
+}
+
+void MemoryStorage::writeHighWater(uint64_t seq) {
+  std::lock_guard lock(mu_);
+  if (poweredOff_) throw JournalError("journal memory: high-water write after a power loss");
+  highWater_ = seq;
 }
 
 }  // namespace rayjournal::wal

@@ -18,11 +18,15 @@ class MemoryStorage : public JournalStorage {
   void scan(Column column, std::string_view from, const ScanVisitor& visit) override;
   std::optional<std::string> lastKey(Column column) override;
   void sync() override;
+  std::optional<uint64_t> readHighWater() override;
+  void writeHighWater(uint64_t seq) override;
   std::string describe() const override { return "memory"; }
 
   // Power loss: forgets every write not yet made durable, except the first keepBatches of them
-  // (a prefix of unsynced writes may have reached the disk before the loss).
+  // (a prefix of unsynced writes may have reached the disk before the loss). The process that
+  // was writing is dead: every later write, sync or high-water write fails until powerOn().
   void dropUnsynced(size_t keepBatches = 0);
+  void powerOn();
   size_t unsyncedBatches() const;
   bool isDurable(Column column, std::string_view key) const;
   // Makes the next `count` writes fail with a JournalError, as a full disk would.
@@ -38,6 +42,8 @@ class MemoryStorage : public JournalStorage {
   Tables durable_;
   std::vector<std::vector<WriteOp>> unsynced_;
   int failWrites_ = 0;
+  std::optional<uint64_t> highWater_;  // durable as soon as written
+  bool poweredOff_ = false;
 };
 
 }  // namespace rayjournal::wal

@@ -6,16 +6,20 @@
 #include <rocksdb/write_batch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "wal/HighWaterFile.h"
 #include "wal/JournalError.h"
+#include "wal/TableFileReader.h"
+#include "wal/WalFileReader.h"
 
 namespace rayjournal::wal {
 namespace {
 
-const std::vector<std::string> kColumnNames = {"records", "by_object", "checkpoints", "meta"};
+const std::vector<std::string> kFamilies(std::begin(kColumnNames), std::end(kColumnNames));
 
 std::string readOwner(const std::string& dir) {
   std::ifstream in(dir + "/OWNER");
@@ -31,16 +35,75 @@ void writeOwner(const std::string& dir) {
   out << "pid " << getpid() << " on " << host << "\n";
 }
 
-rocksdb::Options baseOptions(RocksStorage::Mode mode) {
+class SilentLogger : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char*, va_list) override {}
+};
+
+// Files that hold journal data. Anything else RocksDB leaves (LOCK, LOG, IDENTITY, OPTIONS-*)
+// and our OWNER can be recreated, so a directory holding only those may become a new journal.
+bool holdsJournalData(const std::filesystem::path& file) {
+  std::string name = file.filename().string();
+  if (name == "CURRENT" || name == "HIGHWATER" || name.rfind("MANIFEST-", 0) == 0) return true;
+  std::string ext = file.extension().string();
+  return ext == ".sst" || ext == ".blob" ||
+         (ext == ".log" && name.find_first_not_of("0123456789") == name.size() - 4);
+}
+
+// What a directory is, decided before RocksDB may write anything into it.
+enum class DirState { New, Existing };
+
+std::string missingCurrentMessage(const std::string& dir, const std::string& what) {
+  return "journal " + dir + " holds journal files but " + what +
+         "; refusing to create a new journal over them (the directory was not changed); "
+         "--salvage-journal rebuilds a journal from every readable file and keeps the original "
+         "beside it";
+}
+
+DirState inspectDirectory(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return DirState::New;
+  bool data = false;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) data = data || holdsJournalData(entry.path());
+  if (ec) throw JournalError("journal " + dir + ": cannot list the directory: " + ec.message());
+  if (!data) return DirState::New;
+  std::ifstream current(dir + "/CURRENT");
+  if (!current) throw CorruptionError(0, missingCurrentMessage(dir, "no readable CURRENT file"));
+  std::string manifest;
+  std::getline(current, manifest);
+  if (manifest.rfind("MANIFEST-", 0) != 0 || manifest.find('/') != std::string::npos)
+    throw CorruptionError(0, missingCurrentMessage(dir, "its CURRENT file does not name a MANIFEST"));
+  if (!fs::exists(dir + "/" + manifest, ec))
+    throw CorruptionError(0, missingCurrentMessage(dir, "CURRENT names " + manifest + ", which is missing"));
+  return DirState::Existing;
+}
+
+// An existing journal must already have every column family: creating one would write a new
+// MANIFEST into a directory whose own may be damaged.
+void requireColumnFamilies(const std::string& dir, const std::vector<std::string>& wanted) {
+  std::vector<std::string> present;
+  rocksdb::Status status = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir, &present);
+  if (!status.ok()) {
+    std::string cause = "its MANIFEST cannot be read (" + status.ToString() + ")";
+    throw CorruptionError(0, missingCurrentMessage(dir, cause));
+  }
+  for (const auto& name : wanted) {
+    if (std::find(present.begin(), present.end(), name) == present.end())
+      throw CorruptionError(0, missingCurrentMessage(dir, "it has no '" + name + "' column family"));
+  }
+}
+
+rocksdb::Options baseOptions(RocksStorage::Mode mode, bool create) {
   rocksdb::Options options;
-  options.create_if_missing = mode == RocksStorage::Mode::Normal;
-  options.create_missing_column_families = mode == RocksStorage::Mode::Normal;
-  options.paranoid_checks = mode != RocksStorage::Mode::Salvage;
+  options.create_if_missing = mode == RocksStorage::Mode::Normal && create;
+  options.create_missing_column_families = mode == RocksStorage::Mode::Normal && create;
+  options.paranoid_checks = true;
   // A crash may leave a half-written record at the very end of the WAL (it was never
   // acknowledged); anything else that fails its checksum is corruption and stops the open.
-  options.wal_recovery_mode = mode == RocksStorage::Mode::Salvage
-                                  ? rocksdb::WALRecoveryMode::kPointInTimeRecovery
-                                  : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // Acknowledged records lost with a truncated tail are caught by the high-water mark.
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   options.max_background_jobs = 2;
   // Bounds what a restart after a crash must replay from RocksDB's own WAL.
   options.max_total_wal_size = 64 << 20;
@@ -48,7 +111,25 @@ rocksdb::Options baseOptions(RocksStorage::Mode mode) {
   options.keep_log_file_num = 4;
   options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   if (mode == RocksStorage::Mode::Secondary) options.max_open_files = -1;
+  // A read-only open must not write into the directory, not even RocksDB's info LOG (which it
+  // would otherwise rotate): the pre-open check of a damaged journal leaves it as it was.
+  if (mode != RocksStorage::Mode::Normal) options.info_log = std::make_shared<SilentLogger>();
   return options;
+}
+
+// RocksDB reports a damaged WAL as "checksum mismatch" without naming it: find where.
+std::string walDamage(const std::string& dir) {
+  std::string found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".log" || !holdsJournalData(entry.path())) continue;
+    auto result = readWalFile(entry.path().string(), [](const WalEntry&) {});
+    for (const auto& p : result.problems) {
+      if (p.find("torn final record") == std::string::npos && found.size() < 2000)
+        found += (found.empty() ? " (" : "; ") + p;
+    }
+  }
+  return found.empty() ? "" : found + ")";
 }
 
 rocksdb::ColumnFamilyOptions columnOptions() {
@@ -70,31 +151,29 @@ rocksdb::ColumnFamilyOptions columnOptions() {
   throw JournalError("journal " + dir_ + ": " + what + ": " + status.ToString());
 }
 
+bool RocksStorage::holdsJournal(const std::string& dir) {
+  return inspectDirectory(dir) == DirState::Existing;
+}
+
 std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mode) {
   std::unique_ptr<RocksStorage> storage(new RocksStorage(dir, mode));
+  bool create = false;
   if (mode == Mode::Normal) {
+    create = inspectDirectory(dir) == DirState::New;
+    if (!create) requireColumnFamilies(dir, kFamilies);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw JournalError("journal " + dir + ": cannot create directory: " + ec.message());
   } else if (!std::filesystem::exists(dir + "/CURRENT")) {
     throw JournalError("journal " + dir + ": no journal there (no RocksDB CURRENT file)");
   }
-  rocksdb::Options options = baseOptions(mode);
+  rocksdb::Options options = baseOptions(mode, create);
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, columnOptions());
-  for (const auto& name : kColumnNames) descriptors.emplace_back(name, columnOptions());
+  for (const auto& name : kFamilies) descriptors.emplace_back(name, columnOptions());
   rocksdb::DB* raw = nullptr;
   rocksdb::Status status;
-  if (mode == Mode::Salvage) {
-    status = rocksdb::DB::Open(options, dir, descriptors, &storage->handles_, &raw);
-    if (!status.ok()) {
-      // The manifest or a table file is unreadable: rebuild the manifest from what is intact.
-      rocksdb::Status repaired = rocksdb::RepairDB(dir, options, descriptors);
-      if (!repaired.ok()) storage->fail(repaired, "repair failed");
-      storage->handles_.clear();
-      status = rocksdb::DB::Open(options, dir, descriptors, &storage->handles_, &raw);
-    }
-  } else if (mode == Mode::ReadOnly) {
+  if (mode == Mode::ReadOnly) {
     status = rocksdb::DB::OpenForReadOnly(options, dir, descriptors, &storage->handles_, &raw);
   } else if (mode == Mode::Secondary) {
     std::string secondary = std::filesystem::temp_directory_path() /
@@ -114,12 +193,14 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
     }
     if (status.IsCorruption()) {
       throw CorruptionError(0, "journal " + dir + " cannot be opened: " + text +
-                                   "; run with --salvage-journal to keep the readable prefix");
+                                   walDamage(dir) +
+                                   "; --salvage-journal rebuilds it from every readable record "
+                                   "and keeps the original beside it");
     }
     throw JournalError("journal " + dir + " cannot be opened: " + text);
   }
   storage->db_.reset(raw);
-  if (mode == Mode::Normal || mode == Mode::Salvage) writeOwner(dir);
+  if (mode == Mode::Normal) writeOwner(dir);
   return storage;
 }
 
@@ -185,6 +266,10 @@ std::optional<std::string> RocksStorage::lastKey(Column column) {
   return it->key().ToString();
 }
 
+std::optional<uint64_t> RocksStorage::readHighWater() { return readHighWaterFile(dir_); }
+
+void RocksStorage::writeHighWater(uint64_t seq) { writeHighWaterFile(dir_, seq); }
+
 void RocksStorage::sync() {
   rocksdb::Status status = db_->SyncWAL();
   if (!status.ok()) fail(status, "sync failed");
@@ -197,10 +282,10 @@ std::optional<std::string> RocksStorage::getSalvaging(Column column, std::string
     if (column != Column::Records) throw;
     if (!readableRecords_) {
       readableRecords_.emplace();
-      scanReadableTableEntries(dir_, column, [&](std::string_view k, std::string_view v) {
-        readableRecords_->emplace(k, v);
-        return true;
-      });
+      readTableFiles(dir_, {"records"},
+                     [&](const TableFileInfo& f, std::string_view k, std::string_view v) {
+                       if (f.columnFamily == "records") readableRecords_->emplace(k, v);
+                     });
     }
     auto it = readableRecords_->find(key);
     if (it == readableRecords_->end()) throw;
@@ -220,32 +305,6 @@ void RocksStorage::flushToFiles() {
 void RocksStorage::verifyChecksums() {
   rocksdb::Status status = db_->VerifyChecksum();
   if (!status.ok()) fail(status, "checksum verification failed");
-}
-
-}  // namespace rayjournal::wal
-
-namespace rayjournal::wal {
-
-void RocksStorage::scanReadableTableEntries(const std::string& dir, Column column,
-                                            const ScanVisitor& visit) {
-  const std::string& wanted = kColumnNames[static_cast<int>(column)];
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".sst") continue;
-    rocksdb::Options options;
-    rocksdb::SstFileReader reader(options);
-    if (!reader.Open(entry.path().string()).ok()) continue;
-    auto properties = reader.GetTableProperties();
-    if (!properties || properties->column_family_name != wanted) continue;
-    rocksdb::ReadOptions read;
-    read.verify_checksums = true;
-    std::unique_ptr<rocksdb::Iterator> it(reader.NewIterator(read));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      if (!visit(std::string_view(it->key().data(), it->key().size()),
-                 std::string_view(it->value().data(), it->value().size()))) {
-        break;
-      }
-    }
-  }
 }
 
 }  // namespace rayjournal::wal

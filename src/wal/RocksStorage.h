@@ -17,13 +17,16 @@ namespace rayjournal::wal {
 class RocksStorage : public JournalStorage {
  public:
   enum class Mode {
-    Normal,     // refuse to open on any corruption
-    Salvage,    // open what can be read: stop the WAL at the first bad record, repair the manifest
+    Normal,     // refuse to open on any corruption (salvage reads the files without RocksDB)
     ReadOnly,   // RocksDB read-only open; works beside a running writer only through Secondary
     Secondary,  // follows a live writer without locking it (tools)
   };
   // Throws JournalError naming dir and the cause (locked by another process, corrupt, I/O).
   static std::unique_ptr<RocksStorage> open(const std::string& dir, Mode mode);
+  // True when dir holds a journal to open; false when it is absent or holds no journal data
+  // (a new journal may be created there). Throws CorruptionError, changing nothing, when it
+  // holds journal files but no CURRENT or MANIFEST to open them by.
+  static bool holdsJournal(const std::string& dir);
   ~RocksStorage() override;
 
   void write(const std::vector<WriteOp>& ops, bool sync) override;
@@ -31,15 +34,13 @@ class RocksStorage : public JournalStorage {
   void scan(Column column, std::string_view from, const ScanVisitor& visit) override;
   std::optional<std::string> lastKey(Column column) override;
   void sync() override;
+  std::optional<uint64_t> readHighWater() override;
+  void writeHighWater(uint64_t seq) override;
   std::optional<std::string> getSalvaging(Column column, std::string_view key) override;
   std::string describe() const override { return dir_; }
 
   // Moves the memtables into SST files (tests use it to put records on disk in table form).
   void flushToFiles();
-  // Salvage helper: visits every entry of `column` that can still be read from the table files
-  // in dir, file by file (unordered across files), stopping in each file at its first bad block.
-  static void scanReadableTableEntries(const std::string& dir, Column column,
-                                       const ScanVisitor& visit);
   // Checks every block checksum of every file; throws CorruptionError on a mismatch.
   void verifyChecksums();
 

@@ -11,6 +11,7 @@
 #include "adapters/sim/SimRay.h"
 #include "controller/Children.h"
 #include "controller/JsonAccess.h"
+#include "events/JournalBodies.h"
 #include "events/RecordJson.h"
 #include "controller/RayClusterViews.h"
 #include "model/Names.h"
@@ -196,6 +197,12 @@ int summary(const std::string& dir, std::ostream& out) {
     out << "journal " << dir << " (instance " << journal->instanceId() << ", format 1)\n";
     out << "records " << journal->firstSeq() << ".." << journal->latestSeq() << " from "
         << toRfc3339(first) << " to " << toRfc3339(last) << "\n";
+    if (!journal->lostRanges().empty())
+      out << "lost seqs (salvage): " << journal->lostRanges().toString() << " ("
+          << journal->lostRanges().count() << " records)\n";
+    if (!journal->missingAcknowledged().empty())
+      out << "MISSING acknowledged seqs: " << journal->missingAcknowledged().toString()
+          << " (the journal ends before its high-water mark; rayjournal-replay verify fails)\n";
     for (const auto& [type, n] : counts) out << "  " << type << ": " << n << "\n";
     out << "restarts:\n";
     for (const auto& e : epochs) {
@@ -272,12 +279,31 @@ int verify(const std::string& dir, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     auto report = projection::verifyJournal(*journal);
+    for (const auto& [from, to] : report.lost.ranges())
+      out << "LOST seqs " << from << ".." << to
+          << " (found missing by a salvage; see its JournalSalvaged record)\n";
     for (const auto& v : report.violations)
       out << "VIOLATION seq " << v.seq << " [" << v.rule << "] " << v.message << "\n";
     out << "verified " << report.records << " records, " << report.checkpointsChecked
         << " checkpoints: "
         << (report.ok() ? "ok" : std::to_string(report.violations.size()) + " violations") << "\n";
     return report.ok() ? 0 : 1;
+  });
+}
+
+int reindex(const std::string& dir, std::ostream& out) {
+  return guarded(out, [&] {
+    std::unique_ptr<wal::Journal> journal;
+    try {
+      journal = wal::Journal::open(dir, events::journalOptions({}));
+    } catch (const wal::CorruptionError&) {
+      throw;
+    } catch (const wal::JournalError& e) {
+      throw OpenError{e.what()};
+    }
+    uint64_t written = journal->rebuildIndex();
+    out << "rebuilt the per-object index of " << dir << ": " << written << " entries\n";
+    return 0;
   });
 }
 

@@ -29,6 +29,9 @@ std::optional<Position> parsePosition(const std::string& text);
 int summary(const std::string& journalDir, std::ostream& out);
 int timeline(const std::string& journalDir, const Target& target, bool json, std::ostream& out);
 int verify(const std::string& journalDir, std::ostream& out);
+// Rebuilds the per-object index from the records; opens the journal writable, so the operator
+// must be stopped (a running one holds the lock and the error says so).
+int reindex(const std::string& journalDir, std::ostream& out);
 int state(const std::string& journalDir, const std::optional<Target>& target,
           const std::optional<Position>& at, std::ostream& out);
 int exportJsonl(const std::string& journalDir, const std::optional<Position>& since,

@@ -6,8 +6,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "rayjournal-replay: audit-log replay of a rayjournal journal (read-only; safe beside a "
-      "running operator).\n"
+      "rayjournal-replay: audit-log replay of a rayjournal journal (read-only, safe beside a "
+      "running operator, except reindex).\n"
       "Exit codes: 0 ok, 1 verify failed / drift found, 2 usage, 3 cannot open or corrupt "
       "journal."};
   app.require_subcommand(1);
@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   auto* verify = app.add_subcommand(
       "verify", "check the whole history; non-zero exit with a report on any violation");
   journalOpt(verify);
+  auto* reindex = app.add_subcommand(
+      "reindex", "rebuild the per-object index from the records (operator stopped: opens writable)");
+  journalOpt(reindex);
   auto* state =
       app.add_subcommand("state", "the projection as it was at a point (time travel), as JSON");
   journalOpt(state);
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   if (*summary) return rayjournal::replay::summary(journal, std::cout);
   if (*timeline) return rayjournal::replay::timeline(journal, *t, json, std::cout);
   if (*verify) return rayjournal::replay::verify(journal, std::cout);
+  if (*reindex) return rayjournal::replay::reindex(journal, std::cout);
   if (*state) return rayjournal::replay::state(journal, t, position(at, "--at"), std::cout);
   if (*exportCmd) return exportJsonl(journal, position(since, "--since"), std::cout);
   if (*diagnose) return rayjournal::replay::diagnose(journal, *t, clusterDir, std::cout);

@@ -243,6 +243,7 @@ class Run {
         storage_->dropUnsynced(pending ? rng_() % (pending + 1) : 0);
       }
       journal_.reset();
+      storage_->powerOn();
       wal::JournalOptions options;
       options.lazyFlushInterval = std::chrono::milliseconds(0);
       options.nowMs = [this] { return clock_.nowMs(); };

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "support/JournalFiles.h"
 #include "support/TempDir.h"
 #include "wal/Journal.h"
 #include "wal/JournalError.h"
@@ -20,32 +21,7 @@ namespace rayjournal::wal {
 namespace {
 
 namespace fs = std::filesystem;
-using rayjournal::testing::TempDir;
-
-Record observation(int i) {
-  Record r;
-  r.type = RecordType::Observation;
-  r.object = {"RayJob", "default", "job-" + std::to_string(i % 7), "u"};
-  r.body = "RUNNING " + std::to_string(i) + " " + std::string(200, 'p');
-  return r;
-}
-
-std::set<std::string> filesWithSuffix(const std::string& dir, const std::string& suffix) {
-  std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string p = e.path().string();
-    if (p.size() >= suffix.size() &&
-        p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0)
-      out.insert(p);
-  }
-  return out;
-}
-
-std::string largest(const std::set<std::string>& files) {
-  return *std::max_element(files.begin(), files.end(), [](const auto& a, const auto& b) {
-    return fs::file_size(a) < fs::file_size(b);
-  });
-}
+using namespace rayjournal::testing;
 
 // Writes records 1..100 into one table file and 101..200 into a second; returns the second
 // table file of the records column (the largest new file).
@@ -62,17 +38,6 @@ std::string writeTwoTables(const std::string& dir) {
   std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
                       std::inserter(added, added.end()));
   return largest(added);
-}
-
-void flipBytes(const std::string& file, size_t offset, int count) {
-  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-  for (int i = 0; i < count; ++i) {
-    f.seekg(offset + i);
-    char c;
-    f.get(c);
-    f.seekp(offset + i);
-    f.put(static_cast<char>(c ^ 0x5a));
-  }
 }
 
 // A child process appends `count` synced records and dies without closing the journal, so the
@@ -119,9 +84,15 @@ TEST(JournalCorruptionTest, FlippedBytesInTableFileRefuseOpenThenSalvageKeepsPre
   uint64_t kept = journal->salvaged()->keptThrough;
   EXPECT_GE(kept, 100u);
   EXPECT_LT(kept, 200u);
+  // Only the bad block's records are lost; the rest of that table is read past the damage.
+  const auto& lost = journal->salvaged()->lost;
+  ASSERT_EQ(lost.ranges().size(), 1u) << lost.toString();
+  EXPECT_EQ(lost.ranges()[0].first, kept + 1);
+  EXPECT_LT(lost.ranges()[0].second, 200u);
+  EXPECT_EQ(journal->salvaged()->keptAfterGap, 200 - lost.ranges()[0].second);
   auto present = seqs(*journal);
-  ASSERT_EQ(present.size(), kept + 1);  // the prefix plus the JournalSalvaged record
-  auto last = journal->get(kept + 1);
+  ASSERT_EQ(present.size(), 200 - lost.count() + 1);  // plus the JournalSalvaged record
+  auto last = journal->get(201);
   EXPECT_EQ(last->type, RecordType::Observation);
   EXPECT_EQ(last->body, "salvaged: " + journal->salvaged()->cause);
   EXPECT_TRUE(fs::exists(journal->salvaged()->movedTo));

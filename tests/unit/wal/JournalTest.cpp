@@ -162,6 +162,7 @@ TEST(JournalTest, LazyRecordsAreLostOnPowerLossOnlyWithoutALaterSync) {
     journal->append(intent("a", "sync-2"), Durability::Sync);
     journal->append(intent("a", "lazy-3"), Durability::Lazy);
     crashed->dropUnsynced();
+    crashed->powerOn();
     auto reopened = Journal::open(crashed, options);
     auto records = readAll(*reopened);
     ASSERT_EQ(records.size(), 2u);

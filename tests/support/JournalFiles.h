@@ -1,0 +1,63 @@
+// Helpers for tests that damage a journal's files on purpose.
+#pragma once
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+
+#include "wal/Record.h"
+
+namespace rayjournal::testing {
+
+inline wal::Record observation(int i) {
+  wal::Record r;
+  r.type = wal::RecordType::Observation;
+  r.object = {"RayJob", "default", "job-" + std::to_string(i % 7), "u"};
+  r.body = "RUNNING " + std::to_string(i) + " " + std::string(200, 'p');
+  return r;
+}
+
+inline std::set<std::string> filesWithSuffix(const std::string& dir, const std::string& suffix) {
+  std::set<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::string p = e.path().string();
+    if (p.size() >= suffix.size() &&
+        p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.insert(p);
+  }
+  return out;
+}
+
+inline std::string largest(const std::set<std::string>& files) {
+  return *std::max_element(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    return std::filesystem::file_size(a) < std::filesystem::file_size(b);
+  });
+}
+
+inline void flipBytes(const std::string& file, size_t offset, int count) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  for (int i = 0; i < count; ++i) {
+    f.seekg(offset + i);
+    char c;
+    f.get(c);
+    f.seekp(offset + i);
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+}
+
+// Every file's name and bytes, to show a directory was left exactly as it was.
+inline std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    out[e.path().filename().string()] =
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return out;
+}
+
+}  // namespace rayjournal::testing
