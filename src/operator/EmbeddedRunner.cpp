@@ -214,9 +214,10 @@ int runEmbedded(const EmbeddedOptions& options) {
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   SystemClock clock;
+  int code = 0;
   std::unique_ptr<wal::Journal> journal =
-      openJournalOrLog(options.journalDir, options.salvageJournal);
-  if (!journal) return 3;
+      openJournalOrLog(options.journalDir, options.salvageJournal, code);
+  if (!journal) return code;
   sim::SimKube kube(clock, options.clusterDir);
   sim::SimRay ray(kube, clock);
   sim::SimWorld world(kube, ray, clock);
@@ -238,11 +239,13 @@ int runEmbedded(const EmbeddedOptions& options) {
   addOperatorCollectors(metrics, {&stack, journal.get(), &calls, &recovery, {}});
   bool serving = true;
   auto status = startStatusServer(
-      options.metricsAddress, metrics, [&] { return recovered.load(); }, serving);
+      options.metricsAddress, metrics,
+      [&] { return recovered.load() && !journal->unwritable(); }, serving);
   if (!serving) return 2;
   recovery = stack.start();
   recovered = true;
-  int code = runWorld(options, kube, world, stack);
+  JournalWatch watch(*journal);
+  code = runWorld(options, kube, world, stack);
   stack.stop();
   stack.maybeCheckpoint(true);
   if (status) status->stop();

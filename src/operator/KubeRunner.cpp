@@ -99,8 +99,9 @@ int connect(const KubeOptions& options, int shardIndex, Session& s) {
                   s.config.source, e.what());
     return 5;
   }
-  s.journal = openJournalOrLog(options.journalDir, options.salvageJournal);
-  return s.journal ? 0 : 3;
+  int code = 0;
+  s.journal = openJournalOrLog(options.journalDir, options.salvageJournal, code);
+  return code;
 }
 
 // With more than one shard, each replica holds the Leases of its shards and acts only for them.
@@ -166,6 +167,7 @@ int serve(const KubeOptions& options, Session& s, runtime::Stack& stack) {
                options.stack.clusterWorkers,
                options.stack.manageRayClusters ? "" : " (RayClusters left to another operator)",
                s.journal->describe());
+  JournalWatch watch(*s.journal);
   waitForStop(stack);
   if (gLostLeadership)
     spdlog::error("leadership lost: stopping (side effects were gated off when it was lost)");
@@ -204,7 +206,10 @@ int runAgainstKubernetes(const KubeOptions& options) {
   bool serving = true;
   auto status = startStatusServer(
       options.metricsAddress, s.metrics,
-      [&s] { return s.recovered && s.kube->synced() && !gLostLeadership; }, serving);
+      [&s] {
+        return s.recovered && s.kube->synced() && !gLostLeadership && !s.journal->unwritable();
+      },
+      serving);
   if (!serving) return 2;
   if (options.leaderElect && !s.shards) {
     s.leader = std::make_unique<kube::LeaderElector>(*s.kube, leaseOptions);

@@ -15,6 +15,11 @@ std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
   m.describe("rayjournal_journal_appends_total", Type::Counter, "Records appended to the journal.");
   m.describe("rayjournal_journal_syncs_total", Type::Counter, "Synced journal writes.");
   m.describe("rayjournal_journal_bytes_total", Type::Counter, "Encoded bytes appended.");
+  m.describe("rayjournal_journal_writable", Type::Gauge,
+             "1 while the journal can be written; 0 while it cannot (a full disk): no side "
+             "effect executes then.");
+  m.describe("rayjournal_journal_write_failures_total", Type::Counter,
+             "Journal writes that failed (nothing of them was journaled or executed).");
   m.describe("rayjournal_journal_latest_seq", Type::Gauge, "Sequence number of the newest record.");
   m.describe("rayjournal_in_doubt_intents", Type::Gauge,
              "Journaled intents whose outcome is not known yet.");
@@ -79,6 +84,8 @@ void addOperatorCollectors(Metrics& m, MetricsSources src) {
       m.set("rayjournal_journal_syncs_total", {}, double(st.syncs));
       m.set("rayjournal_journal_bytes_total", {}, double(st.bytes));
       m.set("rayjournal_journal_latest_seq", {}, double(src.journal->latestSeq()));
+      m.set("rayjournal_journal_writable", {}, src.journal->unwritable() ? 0.0 : 1.0);
+      m.set("rayjournal_journal_write_failures_total", {}, double(st.failedWrites));
     }
     if (src.recovery) {
       m.set("rayjournal_recovery_duration_seconds", {}, src.recovery->seconds);

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wal/JournalError.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -62,6 +64,11 @@ void Controller::process(std::vector<std::string> keys) {
   auto began = std::chrono::steady_clock::now();
   try {
     results = reconciler_.reconcileMany(keys);
+  } catch (const wal::JournalFullError& e) {
+    // Reported once per interval by the operator's journal watch, not once per key.
+    spdlog::debug("{} {}: deferred, the journal cannot be written: {}", options_.name,
+                  keys.front(), e.what());
+    results.assign(keys.size(), Result{true, std::nullopt, false});
   } catch (const std::exception& e) {
     spdlog::error("{} {}{}: reconcile failed: {}", options_.name, keys.front(),
                   keys.size() > 1 ? " (and " + std::to_string(keys.size() - 1) + " more)" : "",

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wal/JournalError.h"
+
 namespace rayjournal::runtime {
 
 Result PlannedReconciler::reconcile(const std::string& key) {
@@ -22,6 +24,9 @@ std::vector<Result> PlannedReconciler::reconcileMany(const std::vector<std::stri
       }
       decided.push_back(std::move(std::get<Decision>(answer)));
       keyOf.push_back(i);
+    } catch (const wal::JournalFullError& e) {
+      spdlog::debug("{} {}: deferred, the journal cannot be written: {}", kind_, keys[i], e.what());
+      results[i] = {true, std::nullopt, false};
     } catch (const std::exception& e) {
       spdlog::error("{} {}: reconcile failed: {}", kind_, keys[i], e.what());
       results[i] = {true, std::nullopt, false};

@@ -13,8 +13,9 @@ namespace rayjournal::wal {
 namespace {
 
 [[noreturn]] void failWith(const std::string& file, const std::string& what, int err) {
-  std::string cause = err == ENOSPC ? "disk full" : std::strerror(err);
-  throw JournalError("journal high-water file " + file + ": " + what + ": " + cause);
+  if (err == ENOSPC)
+    throw JournalFullError("journal high-water file " + file + ": " + what + ": disk full");
+  throw JournalError("journal high-water file " + file + ": " + what + ": " + std::strerror(err));
 }
 
 void writeAll(int fd, const std::string& bytes, const std::string& file) {

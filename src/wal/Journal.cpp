@@ -293,6 +293,7 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
     error = std::current_exception();
   }
   lock.lock();
+  noteWriteResult(error);
   if (!error) {
     if (listener_) {
       for (Writer* w : group)
@@ -326,7 +327,14 @@ void Journal::sync() {
     stats_.syncs++;
     through = lastSeq_.load();  // every record up to here is already in the storage
   }
-  storage_->sync();
+  try {
+    storage_->sync();
+  } catch (const JournalError&) {
+    std::lock_guard lock(mu_);
+    noteWriteResult(std::current_exception());
+    dirty_ = true;
+    throw;
+  }
   uint64_t seen = syncedThrough_.load();
   while (seen < through && !syncedThrough_.compare_exchange_weak(seen, through)) {
   }
@@ -361,6 +369,33 @@ void Journal::flusherLoop() {
       // Retried on the next tick; appenders see storage errors on their own writes.
     }
   }
+}
+
+// With mu_ held.
+void Journal::noteWriteResult(const std::exception_ptr& error) {
+  if (!error) {
+    unwritable_.reset();
+    return;
+  }
+  stats_.failedWrites++;
+  Unwritable state;
+  try {
+    std::rethrow_exception(error);
+  } catch (const JournalFullError& e) {
+    state = {e.what(), true};
+  } catch (const std::exception& e) {
+    state = {e.what(), false};
+  }
+  state.sinceMs = unwritable_ ? unwritable_->sinceMs
+                              : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now().time_since_epoch())
+                                    .count();
+  unwritable_ = std::move(state);
+}
+
+std::optional<Journal::Unwritable> Journal::unwritable() const {
+  std::lock_guard lock(const_cast<std::mutex&>(mu_));
+  return unwritable_;
 }
 
 JournalStats Journal::stats() const {

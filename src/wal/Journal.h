@@ -74,6 +74,7 @@ struct JournalStats {
   uint64_t writes = 0;   // storage writes (groups)
   uint64_t syncs = 0;    // synced storage writes plus explicit syncs
   uint64_t bytes = 0;    // encoded record bytes appended
+  uint64_t failedWrites = 0;  // storage writes that failed (nothing of them was journaled)
 };
 
 using RecordVisitor = std::function<bool(const Record&)>;
@@ -141,6 +142,16 @@ class Journal {
   // they were durable; a writable open refuses such a journal).
   const LostRanges& missingAcknowledged() const { return missingAcknowledged_; }
   JournalStats stats() const;
+  // Why the journal cannot be written now (the last storage write failed, e.g. a full disk),
+  // and since when (steady-clock ms); nullopt once a write succeeds again. While set, nothing
+  // new is journaled, so no new side effect executes: callers keep retrying and the storage
+  // resumes by itself when it can.
+  struct Unwritable {
+    std::string cause;
+    bool diskFull = false;
+    int64_t sinceMs = 0;
+  };
+  std::optional<Unwritable> unwritable() const;
   std::string describe() const { return storage_->describe(); }
   JournalStorage& storage() { return *storage_; }
 
@@ -159,6 +170,7 @@ class Journal {
   uint64_t submit(std::vector<Record>& records, bool sync);
   uint64_t submit(Writer& writer);
   void flusherLoop();
+  void noteWriteResult(const std::exception_ptr& error);
   int64_t now() const;
 
   std::shared_ptr<JournalStorage> storage_;
@@ -179,6 +191,7 @@ class Journal {
   std::deque<Writer*> writers_;
   bool dirty_ = false;  // lazy writes not yet synced
   JournalStats stats_;
+  std::optional<Unwritable> unwritable_;  // with mu_
 
   std::mutex flusherMu_;
   std::condition_variable flusherCv_;

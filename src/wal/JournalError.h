@@ -13,6 +13,13 @@ class JournalError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The disk holding the journal is full (ENOSPC). Nothing was written; the journal resumes by
+// itself once space returns (see Journal::unwritable).
+class JournalFullError : public JournalError {
+ public:
+  using JournalError::JournalError;
+};
+
 // A record that cannot be trusted: checksum mismatch, truncated value, undecodable body, or a
 // storage-level corruption. seq is the first affected record (0 when storage cannot tell).
 class CorruptionError : public JournalError {

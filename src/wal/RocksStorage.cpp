@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -35,10 +38,24 @@ void writeOwner(const std::string& dir) {
   out << "pid " << getpid() << " on " << host << "\n";
 }
 
-class SilentLogger : public rocksdb::Logger {
+// RocksDB's info log goes to stderr, never to a LOG file in the journal directory: on a full
+// disk that file's writer fails, and RocksDB's next log line asserts on it (an abort), and a
+// read-only open must not write there at all. Silent for read-only opens.
+class StderrLogger : public rocksdb::Logger {
  public:
+  StderrLogger(std::string dir, bool silent)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL), dir_(std::move(dir)), silent_(silent) {}
   using rocksdb::Logger::Logv;
-  void Logv(const char*, va_list) override {}
+  void Logv(const char* format, va_list ap) override {
+    if (silent_) return;
+    char line[1024];
+    std::vsnprintf(line, sizeof(line), format, ap);
+    std::fprintf(stderr, "rocksdb (journal %s): %s\n", dir_.c_str(), line);
+  }
+
+ private:
+  std::string dir_;
+  bool silent_;
 };
 
 // Files that hold journal data. Anything else RocksDB leaves (LOCK, LOG, IDENTITY, OPTIONS-*)
@@ -95,7 +112,7 @@ void requireColumnFamilies(const std::string& dir, const std::vector<std::string
   }
 }
 
-rocksdb::Options baseOptions(RocksStorage::Mode mode, bool create) {
+rocksdb::Options baseOptions(const std::string& dir, RocksStorage::Mode mode, bool create) {
   rocksdb::Options options;
   options.create_if_missing = mode == RocksStorage::Mode::Normal && create;
   options.create_missing_column_families = mode == RocksStorage::Mode::Normal && create;
@@ -108,12 +125,14 @@ rocksdb::Options baseOptions(RocksStorage::Mode mode, bool create) {
   // Bounds what a restart after a crash must replay from RocksDB's own WAL.
   options.max_total_wal_size = 64 << 20;
   options.max_open_files = 512;
+  // Memtables of all families together; also bounds RocksDB's WAL preallocation (1.1 x this),
+  // which a small volume would otherwise lose to one write-ahead log file.
+  options.db_write_buffer_size = 8 << 20;
   options.keep_log_file_num = 4;
   options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   if (mode == RocksStorage::Mode::Secondary) options.max_open_files = -1;
-  // A read-only open must not write into the directory, not even RocksDB's info LOG (which it
-  // would otherwise rotate): the pre-open check of a damaged journal leaves it as it was.
-  if (mode != RocksStorage::Mode::Normal) options.info_log = std::make_shared<SilentLogger>();
+  options.info_log =
+      std::make_shared<StderrLogger>(dir, mode != RocksStorage::Mode::Normal);
   return options;
 }
 
@@ -146,8 +165,8 @@ rocksdb::ColumnFamilyOptions columnOptions() {
 [[noreturn]] void RocksStorage::fail(const rocksdb::Status& status, const std::string& what) const {
   if (status.IsCorruption())
     throw CorruptionError(0, "journal " + dir_ + ": " + what + ": " + status.ToString());
-  if (status.IsNoSpace())
-    throw JournalError("journal " + dir_ + ": " + what + ": disk full: " + status.ToString());
+  if (status.IsNoSpace() || status.ToString().find("No space left") != std::string::npos)
+    throw JournalFullError("journal " + dir_ + ": " + what + ": disk full: " + status.ToString());
   throw JournalError("journal " + dir_ + ": " + what + ": " + status.ToString());
 }
 
@@ -167,7 +186,7 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
   } else if (!std::filesystem::exists(dir + "/CURRENT")) {
     throw JournalError("journal " + dir + ": no journal there (no RocksDB CURRENT file)");
   }
-  rocksdb::Options options = baseOptions(mode, create);
+  rocksdb::Options options = baseOptions(dir, mode, create);
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, columnOptions());
   for (const auto& name : kFamilies) descriptors.emplace_back(name, columnOptions());
@@ -197,6 +216,8 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
                                    "; --salvage-journal rebuilds it from every readable record "
                                    "and keeps the original beside it");
     }
+    if (status.IsNoSpace() || text.find("No space left") != std::string::npos)
+      throw JournalFullError("journal " + dir + " cannot be opened: disk full: " + text);
     throw JournalError("journal " + dir + " cannot be opened: " + text);
   }
   storage->db_.reset(raw);
@@ -206,7 +227,7 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
 
 RocksStorage::~RocksStorage() {
   if (!db_) return;
-  if (mode_ == Mode::Normal) {
+  if (mode_ == Mode::Normal && recovered()) {
     // A clean close leaves nothing in the WAL to replay, so the next open is fast.
     rocksdb::FlushOptions flush;
     flush.wait = true;
@@ -231,8 +252,28 @@ void RocksStorage::write(const std::vector<WriteOp>& ops, bool sync) {
   }
   rocksdb::WriteOptions options;
   options.sync = sync;
+  std::lock_guard lock(writeMu_);
+  if (!recovered()) fail(failure_, "write refused until the earlier write error clears");
   rocksdb::Status status = db_->Write(options, &batch);
-  if (!status.ok()) fail(status, "write failed");
+  if (!status.ok()) {
+    failure_ = status;
+    fail(status, "write failed");
+  }
+}
+
+// After a failed write RocksDB's WAL writer must not be touched again (its debug build asserts
+// on any append or sync to a writer that saw an error) until Resume() has switched to a new
+// WAL: every write and sync first brings the database back, or fails without calling in.
+bool RocksStorage::recovered() {
+  if (failure_.ok()) return true;
+  // Each attempt flushes memtables; bound how often a busy operator retries that.
+  auto now = std::chrono::steady_clock::now();
+  if (now - lastResume_ < std::chrono::milliseconds(500)) return false;
+  lastResume_ = now;
+  rocksdb::Status resumed = db_->Resume();
+  if (!resumed.ok()) return false;
+  failure_ = rocksdb::Status::OK();
+  return true;
 }
 
 std::optional<std::string> RocksStorage::get(Column column, std::string_view key) {
@@ -271,8 +312,13 @@ std::optional<uint64_t> RocksStorage::readHighWater() { return readHighWaterFile
 void RocksStorage::writeHighWater(uint64_t seq) { writeHighWaterFile(dir_, seq); }
 
 void RocksStorage::sync() {
+  std::lock_guard lock(writeMu_);
+  if (!recovered()) fail(failure_, "sync refused until the earlier write error clears");
   rocksdb::Status status = db_->SyncWAL();
-  if (!status.ok()) fail(status, "sync failed");
+  if (!status.ok()) {
+    failure_ = status;
+    fail(status, "sync failed");
+  }
 }
 
 std::optional<std::string> RocksStorage::getSalvaging(Column column, std::string_view key) {

@@ -5,7 +5,9 @@
 
 #include <rocksdb/db.h>
 
+#include <chrono>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -48,6 +50,11 @@ class RocksStorage : public JournalStorage {
   RocksStorage(std::string dir, Mode mode) : dir_(std::move(dir)), mode_(mode) {}
   rocksdb::ColumnFamilyHandle* handle(Column column) const;
   [[noreturn]] void fail(const rocksdb::Status& status, const std::string& what) const;
+  bool recovered();  // with writeMu_ held
+
+  std::mutex writeMu_;
+  rocksdb::Status failure_;  // the last write or sync error, until Resume() clears it
+  std::chrono::steady_clock::time_point lastResume_;
 
   std::string dir_;
   Mode mode_;
