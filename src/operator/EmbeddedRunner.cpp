@@ -244,7 +244,7 @@ int runEmbedded(const EmbeddedOptions& options) {
   if (!serving) return 2;
   recovery = stack.start();
   recovered = true;
-  JournalWatch watch(*journal);
+  JournalUpkeep upkeep(*journal, upkeepFor(options.upkeep, stack, clock));
   code = runWorld(options, kube, world, stack);
   stack.stop();
   stack.maybeCheckpoint(true);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "operator/JournalUpkeep.h"
 #include "runtime/Stack.h"
 
 namespace rayjournal::operator_ {
@@ -17,6 +18,7 @@ struct EmbeddedOptions {
   bool exitWhenIdle = false;
   std::string summaryJson;
   bool salvageJournal = false;
+  UpkeepOptions upkeep;  // retention and scrub (the clock and in-doubt source are the runner's)
   double timeoutSeconds = 0;  // 0: none
   bool progress = true;
   std::string metricsAddress;  // empty: no /metrics, /healthz, /readyz

@@ -167,7 +167,8 @@ int serve(const KubeOptions& options, Session& s, runtime::Stack& stack) {
                options.stack.clusterWorkers,
                options.stack.manageRayClusters ? "" : " (RayClusters left to another operator)",
                s.journal->describe());
-  JournalWatch watch(*s.journal);
+  SystemClock wallClock;
+  JournalUpkeep upkeep(*s.journal, upkeepFor(options.upkeep, stack, wallClock));
   waitForStop(stack);
   if (gLostLeadership)
     spdlog::error("leadership lost: stopping (side effects were gated off when it was lost)");

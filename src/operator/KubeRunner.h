@@ -11,6 +11,7 @@
 #include "adapters/kube/KubeRestClient.h"
 #include "adapters/kube/LeaderElector.h"
 #include "adapters/ray/RayHttpClient.h"
+#include "operator/JournalUpkeep.h"
 #include "runtime/Stack.h"
 
 namespace rayjournal::operator_ {
@@ -20,6 +21,7 @@ struct KubeOptions {
   std::string context;
   std::string journalDir = "./rayjournal-data/journal";
   bool salvageJournal = false;
+  UpkeepOptions upkeep;  // retention and scrub (the clock and in-doubt source are the runner's)
   bool useKubernetesProxy = false;
   bool leaderElect = false;
   kube::LeaderElectionOptions leader;

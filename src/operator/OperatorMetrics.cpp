@@ -18,6 +18,16 @@ std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
   m.describe("rayjournal_journal_writable", Type::Gauge,
              "1 while the journal can be written; 0 while it cannot (a full disk): no side "
              "effect executes then.");
+  m.describe("rayjournal_journal_disk_bytes", Type::Gauge,
+             "Bytes the journal occupies on its volume.");
+  m.describe("rayjournal_journal_first_seq", Type::Gauge,
+             "Oldest seq still kept (retention prunes below it).");
+  m.describe("rayjournal_journal_pruned_records_total", Type::Counter,
+             "Records removed by retention.");
+  m.describe("rayjournal_journal_scrubbed_records_total", Type::Counter,
+             "Records the background scrub re-read and checked.");
+  m.describe("rayjournal_journal_scrub_corrupt_records_total", Type::Counter,
+             "Damaged or missing records the background scrub found (see the error log).");
   m.describe("rayjournal_journal_write_failures_total", Type::Counter,
              "Journal writes that failed (nothing of them was journaled or executed).");
   m.describe("rayjournal_journal_latest_seq", Type::Gauge, "Sequence number of the newest record.");
@@ -85,6 +95,11 @@ void addOperatorCollectors(Metrics& m, MetricsSources src) {
       m.set("rayjournal_journal_bytes_total", {}, double(st.bytes));
       m.set("rayjournal_journal_latest_seq", {}, double(src.journal->latestSeq()));
       m.set("rayjournal_journal_writable", {}, src.journal->unwritable() ? 0.0 : 1.0);
+      m.set("rayjournal_journal_disk_bytes", {}, double(src.journal->diskBytes()));
+      m.set("rayjournal_journal_first_seq", {}, double(src.journal->firstSeq()));
+      m.set("rayjournal_journal_pruned_records_total", {}, double(st.prunedRecords));
+      m.set("rayjournal_journal_scrubbed_records_total", {}, double(st.scrubbedRecords));
+      m.set("rayjournal_journal_scrub_corrupt_records_total", {}, double(st.scrubCorrupt));
       m.set("rayjournal_journal_write_failures_total", {}, double(st.failedWrites));
     }
     if (src.recovery) {

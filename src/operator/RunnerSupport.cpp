@@ -37,35 +37,15 @@ std::unique_ptr<wal::Journal> openJournalOrLog(const std::string& dir, bool salv
   return journal;
 }
 
-JournalWatch::JournalWatch(wal::Journal& journal, std::chrono::milliseconds reminder)
-    : journal_(journal), reminder_(reminder), thread_([this] { run(); }) {}
-
-JournalWatch::~JournalWatch() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-void JournalWatch::run() {
-  std::unique_lock lock(mu_);
-  bool down = false;
-  auto lastSaid = std::chrono::steady_clock::now();
-  while (!cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; })) {
-    auto state = journal_.unwritable();
-    auto now = std::chrono::steady_clock::now();
-    if (state && (!down || now - lastSaid >= reminder_)) {
-      spdlog::warn("journal {} cannot be written{}: {}; no side effect executes until it can "
-                   "(/readyz is unready); retrying by itself",
-                   journal_.describe(), state->diskFull ? " (disk full)" : "", state->cause);
-      lastSaid = now;
-    } else if (!state && down) {
-      spdlog::info("journal {} is writable again; resuming", journal_.describe());
-    }
-    down = state.has_value();
-  }
+UpkeepOptions upkeepFor(UpkeepOptions options, runtime::Stack& stack, const Clock& clock) {
+  options.nowMs = [&clock] { return clock.nowMs(); };
+  options.oldestInDoubt = [&stack]() -> uint64_t {
+    uint64_t oldest = 0;
+    for (const auto& d : stack.projection().inDoubt())
+      if (!oldest || d.intent.seq < oldest) oldest = d.intent.seq;
+    return oldest;
+  };
+  return options;
 }
 
 std::unique_ptr<StatusServer> startStatusServer(const std::string& address, Metrics& metrics,

@@ -21,7 +21,7 @@ struct Flags {
   std::string kubeconfig, logFormat = "text", logLevel = "info", metricsAddress;
   bool forceEmbedded = false;
   int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000;
-  double leaseS = 15, renewS = 10, retryS = 2;
+  double leaseS = 15, renewS = 10, retryS = 2, retentionHours = 168;
   CLI::Option* metricsOption = nullptr;
 };
 
@@ -48,6 +48,19 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
       ->check(CLI::Range(1, 256));
   app.add_flag("--salvage-journal", options.salvageJournal,
                "on a corrupt journal, keep the readable prefix and continue");
+  app.add_option("--journal-retention-hours", f.retentionHours,
+                 "prune journal history older than this (never what the newest checkpoint or an "
+                 "intent in doubt needs); 0 keeps all")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--journal-max-bytes", options.upkeep.maxBytes,
+                 "also prune the oldest history while the journal is larger than this (0: no "
+                 "limit)")
+      ->capture_default_str();
+  app.add_option("--journal-scrub-rate", options.upkeep.scrubRecordsPerSecond,
+                 "records per second the background scrub re-reads to find damaged history "
+                 "early (0: off)")
+      ->capture_default_str();
   app.add_option("--timeout", options.timeoutSeconds,
                  "with --exit-when-idle: give up (exit 4) after this many seconds")
       ->check(CLI::PositiveNumber);
@@ -155,6 +168,7 @@ int runAgainstKubernetes(Flags& f) {
   kubeOptions.kubeconfig = f.kubeconfig;
   kubeOptions.journalDir = f.embedded.journalDir;
   kubeOptions.salvageJournal = f.embedded.salvageJournal;
+  kubeOptions.upkeep = f.embedded.upkeep;
   kubeOptions.stack = f.embedded.stack;
   kubeOptions.kube.timeout = std::chrono::milliseconds(f.kubeTimeoutMs);
   if (f.metricsOption->count() > 0)
@@ -190,6 +204,7 @@ int main(int argc, char** argv) {
   }
   setUpLogging(f);
   f.embedded.stack.decide.requeueMs = f.requeueMs;
+  f.embedded.upkeep.keepMs = int64_t(f.retentionHours * 3600 * 1000);
   if (const char* v = std::getenv("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES")) {
     std::string s(v);
     for (auto& ch : s) ch = char(std::tolower(ch));

@@ -500,6 +500,10 @@ void Journal::prune(uint64_t beforeSeq) {
   // Move first_seq first: a crash mid-prune leaves only unreachable records, never a gap.
   storage_->write({{Column::Meta, "first_seq", std::to_string(beforeSeq)}}, true);
   uint64_t from = firstSeq_.exchange(beforeSeq);
+  {
+    std::lock_guard lock(mu_);
+    stats_.prunedRecords += beforeSeq - from;
+  }
   std::vector<WriteOp> ops;
   storage_->scan(Column::Records, encodeSeqKey(from), [&](std::string_view k, std::string_view v) {
     uint64_t seq = decodeSeqKey(k);
@@ -525,6 +529,56 @@ void Journal::prune(uint64_t beforeSeq) {
       ops.push_back({Column::Checkpoints, encodeSeqKey(seq), "", WriteOp::Kind::Delete});
   }
   storage_->write(ops, true);
+  // Deleted keys free their space only once compacted away.
+  storage_->compactBefore(Column::Records, encodeSeqKey(beforeSeq));
+  storage_->compactBefore(Column::ByObject, "");
+}
+
+Journal::ScrubResult Journal::scrub(uint64_t from, uint64_t maxRecords) {
+  ScrubResult result;
+  uint64_t expected = std::max(from, firstSeq_.load()), last = lastSeq_.load(), seen = 0;
+  auto corrupt = [&](uint64_t seq, const std::string& cause) {
+    result.corrupt.push_back("seq " + std::to_string(seq) + ": " + cause);
+  };
+  try {
+    storage_->scan(Column::Records, encodeSeqKey(expected),
+                   [&](std::string_view k, std::string_view v) {
+                     uint64_t seq = decodeSeqKey(k);
+                     if (seq > last || seen++ >= maxRecords) return false;
+                     if (seq != expected && !lost_.covers(expected, seq - 1))
+                       corrupt(expected, "records " + std::to_string(expected) + ".." +
+                                             std::to_string(seq - 1) + " missing");
+                     try {
+                       verifyRecord(seq, v);
+                     } catch (const JournalError& e) {
+                       corrupt(seq, e.what());
+                     }
+                     expected = seq + 1;
+                     return true;
+                   });
+  } catch (const JournalError& e) {
+    corrupt(expected, e.what());  // an unreadable block: skip past it on the next step
+    ++expected;
+  }
+  result.next = expected;
+  std::lock_guard lock(mu_);
+  stats_.scrubbedRecords += seen;
+  stats_.scrubCorrupt += result.corrupt.size();
+  return result;
+}
+
+uint64_t Journal::firstSeqAtOrAfter(int64_t timeMs) {
+  uint64_t low = firstSeq_.load(), high = lastSeq_.load() + 1;  // answer in [low, high]
+  while (low < high) {
+    uint64_t mid = low + (high - low) / 2, probe = mid;
+    std::optional<Record> r;
+    while (probe < high && !(r = get(probe))) ++probe;  // lost or pruned seqs have no time
+    if (!r || r->timeMs >= timeMs)
+      high = mid;
+    else
+      low = probe + 1;
+  }
+  return low;
 }
 
 std::vector<std::string> Journal::checkIndex(size_t maxProblems) {

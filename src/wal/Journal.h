@@ -75,6 +75,9 @@ struct JournalStats {
   uint64_t syncs = 0;    // synced storage writes plus explicit syncs
   uint64_t bytes = 0;    // encoded record bytes appended
   uint64_t failedWrites = 0;  // storage writes that failed (nothing of them was journaled)
+  uint64_t prunedRecords = 0;
+  uint64_t scrubbedRecords = 0;
+  uint64_t scrubCorrupt = 0;  // records the scrubber found unreadable (each counted once a pass)
 };
 
 using RecordVisitor = std::function<bool(const Record&)>;
@@ -124,6 +127,21 @@ class Journal {
   // Deletes records (and their index entries, and older checkpoints) with seq < beforeSeq.
   // Requires a checkpoint covering beforeSeq - 1, so that state is never lost; throws otherwise.
   void prune(uint64_t beforeSeq);
+
+  // Re-reads up to maxRecords records from `from` on, checking every checksum and that no seq
+  // is missing, so that damage to old history is found before someone needs it. Returns the
+  // seq to continue from (past the end: start again at firstSeq) and what it found.
+  struct ScrubResult {
+    uint64_t next = 0;
+    std::vector<std::string> corrupt;  // "seq N: cause"
+  };
+  ScrubResult scrub(uint64_t from, uint64_t maxRecords);
+
+  // The lowest seq whose record was written at or after timeMs (latestSeq + 1 when none);
+  // a binary search over record times, which only grow.
+  uint64_t firstSeqAtOrAfter(int64_t timeMs);
+  // Bytes the journal occupies on its volume (RocksDB's files), for retention and metrics.
+  uint64_t diskBytes() { return storage_->diskBytes(); }
 
   // Called for every record once it is written, in seq order, on the appending thread with the
   // journal's append lock held: keep it short and do not append from it. Set before appending.

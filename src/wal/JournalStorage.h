@@ -52,6 +52,10 @@ class JournalStorage {
   // returns (one fsync); nullopt when none was ever written.
   virtual std::optional<uint64_t> readHighWater() { return std::nullopt; }
   virtual void writeHighWater(uint64_t /*seq*/) {}
+  // Bytes on the volume (0 when not known); reclaims the space of deleted keys below `key`
+  // (of the whole column when key is empty).
+  virtual uint64_t diskBytes() { return 0; }
+  virtual void compactBefore(Column /*column*/, std::string_view /*key*/) {}
   // Where the data lives, for messages ("/var/lib/rayjournal/journal" or "memory:sim").
   virtual std::string describe() const = 0;
 };

@@ -307,6 +307,25 @@ std::optional<std::string> RocksStorage::lastKey(Column column) {
   return it->key().ToString();
 }
 
+uint64_t RocksStorage::diskBytes() {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (entry.is_regular_file(ec)) total += entry.file_size(ec);
+  }
+  return total;
+}
+
+void RocksStorage::compactBefore(Column column, std::string_view key) {
+  std::lock_guard lock(writeMu_);
+  if (!failure_.ok()) return;  // a failed database is not compacted until it resumes
+  rocksdb::Slice end(key.data(), key.size());
+  rocksdb::CompactRangeOptions options;
+  rocksdb::Status status =
+      db_->CompactRange(options, handle(column), nullptr, key.empty() ? nullptr : &end);
+  if (!status.ok()) fail(status, "compaction failed");
+}
+
 std::optional<uint64_t> RocksStorage::readHighWater() { return readHighWaterFile(dir_); }
 
 void RocksStorage::writeHighWater(uint64_t seq) { writeHighWaterFile(dir_, seq); }

@@ -37,6 +37,8 @@ class RocksStorage : public JournalStorage {
   std::optional<std::string> lastKey(Column column) override;
   void sync() override;
   std::optional<uint64_t> readHighWater() override;
+  uint64_t diskBytes() override;
+  void compactBefore(Column column, std::string_view key) override;
   void writeHighWater(uint64_t seq) override;
   std::optional<std::string> getSalvaging(Column column, std::string_view key) override;
   std::string describe() const override { return dir_; }
