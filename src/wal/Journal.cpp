@@ -69,6 +69,7 @@ std::unique_ptr<Journal> Journal::open(const std::string& dir, JournalOptions op
       JournalOptions check = options;
       check.readOnly = check.strict = true;
       check.follow = false;
+      check.checkAll = options.salvage;
       open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::ReadOnly)),
            check);
       options.tailVerified = true;
@@ -166,7 +167,7 @@ void Journal::initialize() {
     // Everything a restart will replay must decode; older history is checked by `replay
     // verify` and the scrubber.
     uint64_t tailFrom = firstSeq_;
-    if (auto cp = latestCheckpoint()) tailFrom = cp->coversThrough + 1;
+    if (auto cp = latestCheckpoint(); cp && !options_.checkAll) tailFrom = cp->coversThrough + 1;
     verifyTail(tailFrom);
   }
   if (options_.readOnly) return;

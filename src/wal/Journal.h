@@ -53,6 +53,9 @@ struct JournalOptions {
   // this check first, so that a refused journal is left exactly as it was.
   bool strict = false;
   bool tailVerified = false;  // internal: the strict pass already checked the tail
+  // With strict: check every record, not only those a restart replays (salvage does, so that
+  // damaged old history is repaired too).
+  bool checkAll = false;
   std::function<int64_t()> nowMs;  // wall clock for record times; system clock when empty
   std::chrono::milliseconds lazyFlushInterval{100};  // 0 disables the background flusher
   // How often the flusher advances the high-water mark (one fsync of a small file each time;

@@ -151,6 +151,16 @@ std::string walDamage(const std::string& dir) {
   return found.empty() ? "" : found + ")";
 }
 
+// RocksDB may blame the MANIFEST for a table file it cannot read: name the files that fail.
+std::string tableDamage(const std::string& dir) {
+  std::string found;
+  auto result = readTableFiles(dir, {}, [](const TableFileInfo&, std::string_view, std::string_view) {});
+  for (const auto& p : result.problems) {
+    if (found.size() < 2000) found += (found.empty() ? " (" : "; ") + p;
+  }
+  return found.empty() ? "" : found + ")";
+}
+
 rocksdb::ColumnFamilyOptions columnOptions() {
   rocksdb::ColumnFamilyOptions cf;
   rocksdb::BlockBasedTableOptions table;
@@ -212,7 +222,7 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
     }
     if (status.IsCorruption()) {
       throw CorruptionError(0, "journal " + dir + " cannot be opened: " + text +
-                                   walDamage(dir) +
+                                   walDamage(dir) + tableDamage(dir) +
                                    "; --salvage-journal rebuilds it from every readable record "
                                    "and keeps the original beside it");
     }

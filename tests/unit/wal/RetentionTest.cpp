@@ -68,3 +68,28 @@ TEST(RetentionTest, ScrubFindsADamagedOldRecordAndGoesOn) {
 
 }  // namespace
 }  // namespace rayjournal::wal
+
+namespace rayjournal::wal {
+namespace {
+
+TEST(JournalIndexTest, DamagedIndexIsReportedBothWaysAndRebuilt) {
+  auto storage = std::make_shared<MemoryStorage>();
+  auto journal = Journal::open(storage);
+  for (int i = 1; i <= 30; ++i) journal->append(observation(i), Durability::Sync);
+  EXPECT_TRUE(journal->checkIndex().empty());
+  Record third = *journal->get(3);
+  storage->write({{Column::ByObject, encodeObjectIndexKey(third.object.indexKey(), 3), "",
+                   WriteOp::Kind::Delete},
+                  {Column::ByObject, encodeObjectIndexKey("RayJob/default/ghost", 12), ""}},
+                 true);
+  auto problems = journal->checkIndex();
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_NE(problems[0].find("RayJob/default/ghost points at seq 12"), std::string::npos)
+      << problems[0];
+  EXPECT_NE(problems[1].find("record seq 3"), std::string::npos) << problems[1];
+  EXPECT_EQ(journal->rebuildIndex(), 30u);
+  EXPECT_TRUE(journal->checkIndex().empty());
+}
+
+}  // namespace
+}  // namespace rayjournal::wal
