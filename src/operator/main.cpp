@@ -47,7 +47,8 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_flag("--salvage-journal", options.salvageJournal,
-               "on a corrupt journal, keep the readable prefix and continue");
+               "on a damaged journal, rebuild it from every readable record (the original is "
+               "kept beside it, what was lost is logged and journaled) and continue");
   app.add_option("--journal-retention-hours", f.retentionHours,
                  "prune journal history older than this (never what the newest checkpoint or an "
                  "intent in doubt needs); 0 keeps all")
