@@ -99,10 +99,15 @@ uint64_t kept(Journal& journal, uint64_t from, uint64_t to) {
   return n;
 }
 
-TEST(JournalDamageTest, MissingCurrentIsRefusedAndSalvageKeepsEveryRecord) {
+// Every case starts from the journal writeJournal leaves.
+class JournalDamageTest : public ::testing::Test {
+ protected:
+  void SetUp() override { writeJournal(dir); }
   TempDir tmp;
   std::string dir = tmp.sub("journal");
-  writeJournal(dir);
+};
+
+TEST_F(JournalDamageTest, MissingCurrentIsRefusedAndSalvageKeepsEveryRecord) {
   fs::remove(dir + "/CURRENT");
   expectRefusedUnchanged(dir, "CURRENT");
   auto journal = salvageAndCheck(dir);
@@ -110,10 +115,7 @@ TEST(JournalDamageTest, MissingCurrentIsRefusedAndSalvageKeepsEveryRecord) {
   EXPECT_EQ(kept(*journal, 1, 251), 251u);
 }
 
-TEST(JournalDamageTest, MissingManifestIsRefusedAndSalvageKeepsEveryRecord) {
-  TempDir tmp;
-  std::string dir = tmp.sub("journal");
-  writeJournal(dir);
+TEST_F(JournalDamageTest, MissingManifestIsRefusedAndSalvageKeepsEveryRecord) {
   for (const auto& m : filesWithSuffix(dir, "")) {
     if (fs::path(m).filename().string().rfind("MANIFEST-", 0) == 0) fs::remove(m);
   }
@@ -122,10 +124,7 @@ TEST(JournalDamageTest, MissingManifestIsRefusedAndSalvageKeepsEveryRecord) {
   EXPECT_EQ(kept(*journal, 1, 251), 251u);
 }
 
-TEST(JournalDamageTest, TruncatedWalLosingAcknowledgedRecordsIsRefused) {
-  TempDir tmp;
-  std::string dir = tmp.sub("journal");
-  writeJournal(dir);
+TEST_F(JournalDamageTest, TruncatedWalLosingAcknowledgedRecordsIsRefused) {
   std::string wal = largest(filesWithSuffix(dir, ".log"));
   fs::resize_file(wal, fs::file_size(wal) / 2);
   expectRefusedUnchanged(dir, "acknowledged");
@@ -138,10 +137,7 @@ TEST(JournalDamageTest, TruncatedWalLosingAcknowledgedRecordsIsRefused) {
   EXPECT_EQ(journal->append(observation(0), Durability::Sync), 253u);  // 252 is JournalSalvaged
 }
 
-TEST(JournalDamageTest, MissingWalWithAcknowledgedRecordsIsRefused) {
-  TempDir tmp;
-  std::string dir = tmp.sub("journal");
-  writeJournal(dir);
+TEST_F(JournalDamageTest, MissingWalWithAcknowledgedRecordsIsRefused) {
   for (const auto& wal : filesWithSuffix(dir, ".log")) fs::remove(wal);
   expectRefusedUnchanged(dir, "acknowledged");
   auto journal = salvageAndCheck(dir);
@@ -149,10 +145,7 @@ TEST(JournalDamageTest, MissingWalWithAcknowledgedRecordsIsRefused) {
   EXPECT_EQ(kept(*journal, 1, 200), 200u);
 }
 
-TEST(JournalDamageTest, DamagedTableFooterLosesOnlyThatTable) {
-  TempDir tmp;
-  std::string dir = tmp.sub("journal");
-  writeJournal(dir);
+TEST_F(JournalDamageTest, DamagedTableFooterLosesOnlyThatTable) {
   // The records table holding 102..200 is the largest table written second; break its footer.
   std::string table = largest(filesWithSuffix(dir, ".sst"));
   flipBytes(table, fs::file_size(table) - 20, 12);
@@ -170,10 +163,7 @@ TEST(JournalDamageTest, DamagedTableFooterLosesOnlyThatTable) {
   EXPECT_TRUE(named) << "salvage report does not name " << table;
 }
 
-TEST(JournalDamageTest, DamagedCheckpointTableDropsUntrustedCheckpoints) {
-  TempDir tmp;
-  std::string dir = tmp.sub("journal");
-  writeJournal(dir);
+TEST_F(JournalDamageTest, DamagedCheckpointTableDropsUntrustedCheckpoints) {
   for (const auto& sst : filesWithSuffix(dir, ".sst")) {
     if (fs::file_size(sst) < 4096) flipBytes(sst, 10, 40);  // the small meta/checkpoint tables
   }
@@ -187,7 +177,7 @@ TEST(JournalDamageTest, DamagedCheckpointTableDropsUntrustedCheckpoints) {
   EXPECT_EQ(kept(*journal, 1, 251), 251u - journal->lostRanges().count());
 }
 
-TEST(JournalDamageTest, LostMetaWithAHighWaterMarkIsNeverANewJournal) {
+TEST(JournalMetaDamageTest, LostMetaWithAHighWaterMarkIsNeverANewJournal) {
   auto storage = std::make_shared<MemoryStorage>();
   {
     auto journal = Journal::open(storage);
@@ -202,10 +192,7 @@ TEST(JournalDamageTest, LostMetaWithAHighWaterMarkIsNeverANewJournal) {
   EXPECT_THROW(Journal::open(storage), CorruptionError);
 }
 
-TEST(JournalDamageTest, InterruptedSalvageIsFinishedByTheNextStart) {
-  TempDir tmp;
-  std::string dir = tmp.sub("journal");
-  writeJournal(dir);
+TEST_F(JournalDamageTest, InterruptedSalvageIsFinishedByTheNextStart) {
   fs::remove(dir + "/CURRENT");
   std::string movedTo;
   {
@@ -220,10 +207,7 @@ TEST(JournalDamageTest, InterruptedSalvageIsFinishedByTheNextStart) {
   EXPECT_TRUE(fs::exists(movedTo));
 }
 
-TEST(JournalDamageTest, WalChecksumErrorNamesTheFileAndOffset) {
-  TempDir tmp;
-  std::string dir = tmp.sub("journal");
-  writeJournal(dir);
+TEST_F(JournalDamageTest, WalChecksumErrorNamesTheFileAndOffset) {
   std::string wal = largest(filesWithSuffix(dir, ".log"));
   flipBytes(wal, fs::file_size(wal) / 3, 8);
   try {
