@@ -16,6 +16,7 @@
 
 #include "wal/HighWaterFile.h"
 #include "wal/JournalError.h"
+#include "wal/RecordCodec.h"
 #include "wal/TableFileReader.h"
 #include "wal/WalFileReader.h"
 
@@ -136,16 +137,34 @@ rocksdb::Options baseOptions(const std::string& dir, RocksStorage::Mode mode, bo
   return options;
 }
 
-// RocksDB reports a damaged WAL as "checksum mismatch" without naming it: find where.
+// The journal seqs on either side of a damaged spot of a WAL file ("after seq A, before B").
+std::string seqsAround(const std::vector<std::pair<size_t, uint64_t>>& seqs, size_t offset) {
+  uint64_t before = 0, after = 0;
+  for (const auto& [at, seq] : seqs) {
+    if (at < offset) before = std::max(before, seq);
+    if (at > offset && (!after || seq < after)) after = seq;
+  }
+  std::string out = before ? "; intact up to journal seq " + std::to_string(before) : "";
+  if (after) out += "; readable again from seq " + std::to_string(after);
+  return out;
+}
+
+// RocksDB reports a damaged WAL as "checksum mismatch" without naming it: find where, and which
+// journal seqs lie around the damage (records are column family 1, keyed by seq).
 std::string walDamage(const std::string& dir) {
   std::string found;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".log" || !holdsJournalData(entry.path())) continue;
-    auto result = readWalFile(entry.path().string(), [](const WalEntry&) {});
-    for (const auto& p : result.problems) {
-      if (p.find("torn final record") == std::string::npos && found.size() < 2000)
-        found += (found.empty() ? " (" : "; ") + p;
+    std::vector<std::pair<size_t, uint64_t>> seqs;
+    auto result = readWalFile(entry.path().string(), [&](const WalEntry& e) {
+      if (e.put && e.columnFamilyId == 1 && e.key.size() == 8)
+        seqs.emplace_back(e.offset, decodeSeqKey(e.key));
+    });
+    for (size_t i = 0; i < result.problems.size(); ++i) {
+      const auto& p = result.problems[i];
+      if (p.find("torn final record") != std::string::npos || found.size() >= 2000) continue;
+      found += (found.empty() ? " (" : "; ") + p + seqsAround(seqs, result.problemOffsets[i]);
     }
   }
   return found.empty() ? "" : found + ")";

@@ -29,19 +29,21 @@ uint32_t unmask(uint32_t masked) {
 
 class BatchVisitor : public rocksdb::WriteBatch::Handler {
  public:
-  explicit BatchVisitor(const std::function<void(const WalEntry&)>& visit) : visit_(visit) {}
+  BatchVisitor(const std::function<void(const WalEntry&)>& visit, size_t offset)
+      : visit_(visit), offset_(offset) {}
   rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
-    visit_({cf, true, {key.data(), key.size()}, {value.data(), value.size()}});
+    visit_({cf, true, {key.data(), key.size()}, {value.data(), value.size()}, offset_});
     return rocksdb::Status::OK();
   }
   rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    visit_({cf, false, {key.data(), key.size()}, {}});
+    visit_({cf, false, {key.data(), key.size()}, {}, offset_});
     return rocksdb::Status::OK();
   }
   void LogData(const rocksdb::Slice&) override {}
 
  private:
   const std::function<void(const WalEntry&)>& visit_;
+  size_t offset_;
 };
 
 struct Assembler {
@@ -53,11 +55,12 @@ struct Assembler {
 
   void problem(size_t offset, const std::string& cause) {
     result.problems.push_back(path + " offset " + std::to_string(offset) + ": " + cause);
+    result.problemOffsets.push_back(offset);
   }
   void deliver(std::string batchBytes, size_t offset) {
     if (batchBytes.size() < 12) return problem(offset, "write batch shorter than its header");
     rocksdb::WriteBatch batch(std::move(batchBytes));
-    BatchVisitor handler(visit);
+    BatchVisitor handler(visit, offset);
     rocksdb::Status status = batch.Iterate(&handler);
     if (!status.ok()) return problem(offset, "undecodable write batch: " + status.ToString());
     result.batches++;

@@ -27,11 +27,13 @@ struct WalEntry {
   bool put = true;  // false: a delete
   std::string_view key;
   std::string_view value;
+  size_t offset = 0;  // in the file, of the batch's last fragment
 };
 
 struct WalReadResult {
   uint64_t batches = 0;
   std::vector<std::string> problems;  // "FILE offset N: cause"
+  std::vector<size_t> problemOffsets;  // N of each problem
 };
 
 // Visits every entry of every intact WriteBatch in file order.

@@ -215,6 +215,8 @@ TEST_F(JournalDamageTest, WalChecksumErrorNamesTheFileAndOffset) {
     FAIL() << "opened a journal with a damaged WAL";
   } catch (const CorruptionError& e) {
     EXPECT_NE(std::string(e.what()).find(wal + " offset "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("intact up to journal seq "), std::string::npos)
+        << e.what();
   }
 }
 
