@@ -83,6 +83,25 @@ class OperatorCli(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertIn("no context named 'gone'", out)
 
+    def test_kubeconfig_server_that_is_not_a_url(self):
+        for server, why in [("not a url", "no https://"), ("https://", "no host"),
+                            ("https://h:99999", "not 1-65535"), ("https://h:x", "not 1-65535")]:
+            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+                f.write(f"""apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{{name: c, cluster: {{server: "{server}"}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
+""")
+            try:
+                code, out = self.run_operator(f"--kubeconfig={f.name}")
+            finally:
+                os.unlink(f.name)
+            self.assertEqual(code, 2, (server, out))
+            self.assertIn(f"cluster server '{server}' is not a URL", out)
+            self.assertIn(why, out)
+
     def test_unreachable_api_server(self):
         port = closed_port()
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:

@@ -49,6 +49,39 @@ std::string pem(const YAML::Node& node, const std::string& key, const std::strin
   return path.empty() ? "" : readFile(relativeTo(file, path), key);
 }
 
+// A server the HTTP client could not use is a configuration error (exit 2), not an unreachable
+// API server: https:// or http://, a host, an optional numeric port, an optional path.
+void requireServerUrl(const std::string& path, const std::string& server) {
+  auto bad = [&](const std::string& why) {
+    throw KubeConfigError("kubeconfig " + path + ": cluster server '" + server +
+                          "' is not a URL (" + why + "); expected https://HOST[:PORT]");
+  };
+  std::string rest;
+  if (server.rfind("https://", 0) == 0) rest = server.substr(8);
+  else if (server.rfind("http://", 0) == 0) rest = server.substr(7);
+  else bad("no https:// or http://");
+  if (server.find_first_of(" \t\r\n") != std::string::npos) bad("it contains white space");
+  std::string authority = rest.substr(0, rest.find('/'));
+  std::string port;
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string::npos || close == 1) bad("unclosed or empty [IPv6] host");
+    if (close + 1 < authority.size()) {
+      if (authority[close + 1] != ':') bad("junk after the [IPv6] host");
+      port = authority.substr(close + 2);
+    }
+  } else {
+    auto colon = authority.find(':');
+    if (authority.substr(0, colon).empty()) bad("no host");
+    if (colon != std::string::npos) port = authority.substr(colon + 1);
+  }
+  if (authority.find(':') != std::string::npos && port.empty() && authority.back() == ':')
+    bad("empty port");
+  if (!port.empty() && (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+                        std::stoi(port) < 1 || std::stoi(port) > 65535))
+    bad("port '" + port + "' is not 1-65535");
+}
+
 }  // namespace
 
 std::string decodeBase64(const std::string& text) {
@@ -97,6 +130,7 @@ KubeConfig KubeConfig::fromFile(const std::string& givenPath, const std::string&
     c.source = "kubeconfig " + path + " (context " + contextName + ")";
     c.server = str(cluster, "server");
     if (c.server.empty()) throw KubeConfigError("kubeconfig " + path + ": cluster has no server");
+    requireServerUrl(path, c.server);
     c.tls.caPem = pem(cluster, "certificate-authority", path);
     c.tls.insecureSkipVerify = str(cluster, "insecure-skip-tls-verify") == "true";
     c.tls.certPem = pem(user, "client-certificate", path);
