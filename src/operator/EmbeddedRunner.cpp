@@ -1,8 +1,11 @@
 #include "operator/EmbeddedRunner.h"
 
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <cstring>
@@ -12,6 +15,7 @@
 #include <thread>
 
 #include "adapters/CountingClients.h"
+#include "adapters/TimeFormat.h"
 #include "adapters/YamlJson.h"
 #include "adapters/sim/SimWorld.h"
 #include "model/JsonAccess.h"
@@ -69,9 +73,69 @@ std::string readManifest(const std::string& file) {
   return text.str();
 }
 
+// Holds <cluster-dir>/LOCK (flock) for the process's lifetime: two embedded operators on one
+// cluster directory would each act on the other's objects. Returns false (logged) when taken.
+bool lockClusterDir(const std::string& dir) {
+  if (dir.empty()) return true;  // an in-memory cluster is nobody else's
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string path = dir + "/LOCK";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    spdlog::error("cluster directory {}: cannot open {}: {}", dir, path, std::strerror(errno));
+    return false;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char owner[64] = {0};
+    ssize_t n = ::pread(fd, owner, sizeof(owner) - 1, 0);
+    std::string who = n > 0 ? std::string(owner, size_t(n)) : "";
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    spdlog::error("cluster directory {} is used by another operator{}; give each one its own "
+                  "--cluster-dir", dir, who.empty() ? "" : " (" + who + ")");
+    ::close(fd);
+    return false;
+  }
+  std::string me = "pid " + std::to_string(getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) < 0)
+    spdlog::debug("cluster directory {}: cannot record the owner in {}", dir, path);
+  return true;  // fd stays open: the lock lasts until the process exits
+}
+
+bool dnsLabel(const std::string& s, size_t max, bool dots) {
+  if (s.empty() || s.size() > max) return false;
+  auto ok = [&](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || (dots && c == '.'); };
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return alnum(s.front()) && alnum(s.back()) && std::all_of(s.begin(), s.end(), ok);
+}
+
+// What a real API server refuses before the object exists (a 4xx for kubectl apply): checked
+// here so that the embedded cluster never holds an object a real one would not.
+void admit(const json& doc, const std::string& kind, const std::string& file) {
+  const json& meta = model::objectAt(doc, "metadata");
+  std::string what = file + ": " + kind + " " + model::stringAt(meta, "name");
+  std::string apiVersion = doc.value("apiVersion", "");
+  if (apiVersion != "ray.io/v1" && apiVersion != "ray.io/v1alpha1")
+    throw std::runtime_error(what + ": apiVersion '" + apiVersion +
+                             "' is not served (KubeRay v1.7.0 serves ray.io/v1 and ray.io/v1alpha1)");
+  std::string ns = model::stringAt(meta, "namespace");
+  if (meta.contains("namespace") && !dnsLabel(ns, 63, false))
+    throw std::runtime_error(what + ": namespace '" + ns +
+                             "' is not a DNS-1123 label (lower-case letters, digits, '-', at most 63)");
+  std::string name = model::stringAt(meta, "name");
+  if (!name.empty() && !dnsLabel(name, 253, true))
+    throw std::runtime_error(what + ": metadata.name is not a DNS-1123 subdomain");
+  const json& annotations = model::objectAt(meta, "annotations");
+  if (annotations.contains(sim::kSimDurationAnnotation) &&
+      !parseDurationMs(model::stringAt(annotations, sim::kSimDurationAnnotation)))
+    throw std::runtime_error(what + ": annotation " + sim::kSimDurationAnnotation + " '" +
+                             model::stringAt(annotations, sim::kSimDurationAnnotation) +
+                             "' is not a duration (500ms, 2s, 1m)");
+}
+
 // Creates or updates one RayJob manifest (kubectl apply, roughly: spec, labels, annotations).
 void applyDocument(sim::SimKube& kube, json doc, const std::string& file) {
   std::string kind = doc.value("kind", "");
+  if (kind == "RayCluster" || kind == "RayJob") admit(doc, kind, file);
   if (kind == "RayCluster") {
     // A cluster for clusterSelector RayJobs (the operator's RayCluster reconciler provisions it).
     if (!doc["metadata"].contains("namespace")) doc["metadata"]["namespace"] = "default";
@@ -218,6 +282,7 @@ int runEmbedded(const EmbeddedOptions& options) {
   std::unique_ptr<wal::Journal> journal =
       openJournalOrLog(options.journalDir, options.salvageJournal, code);
   if (!journal) return code;
+  if (!lockClusterDir(options.clusterDir)) return 2;
   sim::SimKube kube(clock, options.clusterDir);
   sim::SimRay ray(kube, clock);
   sim::SimWorld world(kube, ray, clock);

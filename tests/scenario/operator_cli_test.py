@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 OPERATOR = sys.argv[1]
@@ -67,6 +68,38 @@ class OperatorCli(unittest.TestCase):
                                               f"--cluster-dir={d}/cluster-{len(cause)}")
                 self.assertEqual(code, 2, (path, out))
                 self.assertIn(cause, out, path)
+
+    def test_manifests_an_api_server_would_refuse(self):
+        with tempfile.TemporaryDirectory() as d:
+            sample = open(os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "samples",
+                                       "rayjob-success.yaml")).read()
+            for name, (old, new, cause) in {
+                    "version": ("apiVersion: ray.io/v1", "apiVersion: ray.io/v9", "apiVersion 'ray.io/v9' is not served"),
+                    "namespace": ("name: rayjob-success", "name: rayjob-success\n  namespace: Bad_NS", "namespace 'Bad_NS' is not a DNS-1123 label"),
+                    "duration": ('sim-duration: "1s"', 'sim-duration: "soon"', "'soon' is not a duration")}.items():
+                path = os.path.join(d, name + ".yaml")
+                with open(path, "w") as f:
+                    f.write(sample.replace(old, new, 1))
+                code, out = self.run_operator(f"--apply={path}", "--exit-when-idle",
+                                              f"--cluster-dir={d}/cluster-{name}")
+                self.assertEqual(code, 2, (name, out))
+                self.assertIn(cause, out, name)
+                self.assertIn(path, out, name)
+
+    def test_two_operators_on_one_cluster_directory(self):
+        with tempfile.TemporaryDirectory() as d:
+            first = subprocess.Popen([OPERATOR, f"--journal-dir={d}/j1", f"--cluster-dir={d}/cluster"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                deadline = time.time() + 20
+                while not os.path.exists(f"{d}/cluster/LOCK") and time.time() < deadline:
+                    time.sleep(0.05)
+                code, out = self.run_operator(f"--cluster-dir={d}/cluster", "--exit-when-idle")
+                self.assertEqual(code, 2, out)
+                self.assertIn(f"cluster directory {d}/cluster is used by another operator (pid {first.pid})", out)
+            finally:
+                first.terminate()
+                first.wait(timeout=20)
 
     def test_missing_kubeconfig(self):
         code, out = self.run_operator("--kubeconfig=/nonexistent/config")
