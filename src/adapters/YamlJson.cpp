@@ -21,16 +21,33 @@ nlohmann::json scalar(const YAML::Node& node) {
   return s;
 }
 
-nlohmann::json convert(const YAML::Node& node) {
+// yaml-cpp keeps an alias as a shared node, so a few hundred bytes of nested aliases (a
+// "billion laughs" document) expand to billions of nodes only here: count what is produced and
+// stop, as the API server's YAML decoder does for excessive aliasing.
+struct Budget {
+  size_t nodes = 0;
+  void spend(size_t depth) {
+    if (++nodes > kMaxYamlNodes)
+      throw std::invalid_argument("invalid YAML: more than " + std::to_string(kMaxYamlNodes) +
+                                  " values in one document (excessive aliasing?)");
+    if (depth > kMaxYamlDepth)
+      throw std::invalid_argument("invalid YAML: nested deeper than " +
+                                  std::to_string(kMaxYamlDepth) + " levels");
+  }
+};
+
+nlohmann::json convert(const YAML::Node& node, Budget& budget, size_t depth) {
+  budget.spend(depth);
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       nlohmann::json out = nlohmann::json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = convert(kv.second);
+      for (const auto& kv : node)
+        out[kv.first.as<std::string>()] = convert(kv.second, budget, depth + 1);
       return out;
     }
     case YAML::NodeType::Sequence: {
       nlohmann::json out = nlohmann::json::array();
-      for (const auto& item : node) out.push_back(convert(item));
+      for (const auto& item : node) out.push_back(convert(item, budget, depth + 1));
       return out;
     }
     case YAML::NodeType::Scalar:
@@ -46,7 +63,8 @@ std::vector<nlohmann::json> parseYamlDocuments(const std::string& text) {
   std::vector<nlohmann::json> out;
   try {
     for (const auto& doc : YAML::LoadAll(text)) {
-      if (!doc.IsNull()) out.push_back(convert(doc));
+      Budget budget;
+      if (!doc.IsNull()) out.push_back(convert(doc, budget, 0));
     }
   } catch (const YAML::Exception& e) {
     throw std::invalid_argument(std::string("invalid YAML: ") + e.what());

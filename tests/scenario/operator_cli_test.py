@@ -86,6 +86,28 @@ class OperatorCli(unittest.TestCase):
                 self.assertIn(cause, out, name)
                 self.assertIn(path, out, name)
 
+    def test_yaml_bombs_are_refused_quickly(self):
+        levels = ["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
+        for i in range(1, 9):
+            prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+            levels.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
+        bombs = {"aliases": ("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: bomb}\nspec:\n"
+                             + "\n".join("  " + l for l in levels) + "\n", "excessive aliasing"),
+                 "nesting": ("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: deep}\nspec: "
+                             + "[" * 150 + "]" * 150 + "\n", "nested deeper than 100")}
+        with tempfile.TemporaryDirectory() as d:
+            for name, (text, cause) in bombs.items():
+                path = os.path.join(d, name + ".yaml")
+                with open(path, "w") as f:
+                    f.write(text)
+                started = time.time()
+                code, out = self.run_operator(f"--apply={path}", "--exit-when-idle",
+                                              f"--cluster-dir={d}/cluster-{name}")
+                self.assertEqual(code, 2, (name, out[-2000:]))
+                self.assertIn(path, out)
+                self.assertIn(cause, out)
+                self.assertLess(time.time() - started, 30, name)
+
     def test_two_operators_on_one_cluster_directory(self):
         with tempfile.TemporaryDirectory() as d:
             first = subprocess.Popen([OPERATOR, f"--journal-dir={d}/j1", f"--cluster-dir={d}/cluster"],
