@@ -33,6 +33,7 @@ inline std::set<std::string> filesWithSuffix(const std::string& dir, const std::
 }
 
 inline std::string largest(const std::set<std::string>& files) {
+  if (files.empty()) return "";
   return *std::max_element(files.begin(), files.end(), [](const auto& a, const auto& b) {
     return std::filesystem::file_size(a) < std::filesystem::file_size(b);
   });
