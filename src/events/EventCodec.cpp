@@ -153,7 +153,8 @@ std::string encode(const Observation& o) {
                 {"original_moved_to", s->originalMovedTo},
                 {"lost_ranges", s->lostRanges},
                 {"kept_after_gap", s->keptAfterGap},
-                {"problems", s->problems}});
+                {"problems", s->problems},
+                {"dropped_checkpoints", s->droppedCheckpoints}});
   }
   return bytesOf(map);
 }
@@ -170,7 +171,8 @@ std::optional<Observation> decodeObservation(const wal::Record& r) {
   if (what == "ChildMissing") return ChildMissing{f.text("kind"), f.text("name"), f.text("jobId")};
   if (what == "JournalSalvaged")
     return JournalSalvaged{f.number("kept_through"), f.text("cause"), f.text("original_moved_to"),
-                           f.text("lost_ranges"), f.number("kept_after_gap"), f.text("problems")};
+                           f.text("lost_ranges"), f.number("kept_after_gap"), f.text("problems"),
+                           f.text("dropped_checkpoints")};
   return std::nullopt;
 }
 

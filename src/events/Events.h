@@ -111,6 +111,7 @@ struct JournalSalvaged {
   std::string lostRanges;  // "a-b,c-d": the seqs this salvage could not find
   uint64_t keptAfterGap = 0;
   std::string problems;  // per file, what could not be read ("; "-separated)
+  std::string droppedCheckpoints;  // "a-b,...": Checkpoint records left without their state
   bool operator==(const JournalSalvaged&) const = default;
 };
 using Observation = std::variant<AttemptStarted, RayJobTerminal, Drift, ChildMissing,

@@ -12,7 +12,8 @@ wal::JournalOptions journalOptions(wal::JournalOptions options) {
     std::string problems;
     for (const auto& p : s.problems) problems += (problems.empty() ? "" : "; ") + p;
     return encode(Observation{JournalSalvaged{s.keptThrough, s.cause, s.movedTo,
-                                              s.lost.toString(), s.keptAfterGap, problems}});
+                                              s.lost.toString(), s.keptAfterGap, problems,
+                                              s.droppedCheckpoints.toString()}});
   };
   return options;
 }

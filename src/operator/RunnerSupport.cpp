@@ -30,9 +30,10 @@ std::unique_ptr<wal::Journal> openJournalOrLog(const std::string& dir, bool salv
     const auto& s = *journal->salvaged();
     for (const auto& p : s.problems) spdlog::warn("journal salvage: {}", p);
     spdlog::warn("journal {} salvaged: every record through seq {} kept; lost seqs: {}; {} later "
-                 "records kept after the first loss; the original is at {}",
+                 "records kept after the first loss; checkpoint states dropped: {}; the original "
+                 "is at {}",
                  dir, s.keptThrough, s.lost.empty() ? "none" : s.lost.toString(), s.keptAfterGap,
-                 s.movedTo);
+                 s.droppedCheckpoints.empty() ? "none" : s.droppedCheckpoints.toString(), s.movedTo);
   }
   return journal;
 }

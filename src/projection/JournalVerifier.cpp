@@ -126,6 +126,7 @@ class Verifier {
                       missing->jobId);
       return;
     }
+    if (const auto* s = std::get_if<events::JournalSalvaged>(&*observation)) return salvaged(*s);
     if (const auto* drift = std::get_if<events::Drift>(&*observation)) {
       // Kubernetes holds a status whose write looked failed (a lost response): it did land.
       if (drift->kubernetesHas == "Retrying") jobs_[key(r)].retryingWritten = true;
@@ -159,10 +160,26 @@ class Verifier {
     return false;
   }
 
+  // A missing state is a violation unless a later salvage says it dropped it (decided at the end).
   void checkpoint(const wal::Record& r, wal::Journal& journal) {
-    if (!journal.checkpointAt(r.seq)) {
-      violation(r.seq, "checkpoint-missing",
-                "Checkpoint record seq " + std::to_string(r.seq) + " has no stored state");
+    if (!journal.checkpointAt(r.seq)) stateless_.insert(r.seq);
+  }
+
+ public:
+  void finish() {
+    for (uint64_t seq : stateless_)
+      violation(seq, "checkpoint-missing",
+                "Checkpoint record seq " + std::to_string(seq) + " has no stored state");
+  }
+
+ private:
+  void salvaged(const events::JournalSalvaged& s) {
+    const auto dropped = wal::LostRanges::parse(s.droppedCheckpoints);
+    for (const auto& [from, to] : dropped.ranges()) {
+      auto first = stateless_.lower_bound(from);
+      auto last = stateless_.upper_bound(to);
+      report_.checkpointsDropped += std::distance(first, last);
+      stateless_.erase(first, last);
     }
   }
 
@@ -202,6 +219,7 @@ class Verifier {
   std::map<uint64_t, PendingIntent> intents_;
   std::map<std::string, uint64_t> executed_;
   std::map<std::string, JobTrack> jobs_;
+  std::set<uint64_t> stateless_;  // Checkpoint records without a stored state
 };
 
 }  // namespace
@@ -235,6 +253,7 @@ VerifyReport verifyJournal(wal::Journal& journal) {
     verifier.visit(r, journal);
     return true;
   });
+  verifier.finish();
   for (auto& problem : journal.checkIndex())
     report.violations.push_back({0, "index", problem + "; rayjournal-replay reindex rebuilds it"});
   return report;

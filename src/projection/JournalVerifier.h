@@ -5,7 +5,7 @@
 // a restart never starts an attempt; every checkpoint equals the projection replayed up to it;
 // the journal reaches its high-water mark; the per-object index matches the records both ways.
 // Seqs a salvage recorded as lost are skipped and reported, and rules whose evidence may have
-// been in them are not applied across them.
+// been in them are not applied across them; checkpoint states a salvage dropped are reported.
 // Streams the journal; memory grows with the number of RayJobs, not records. Not thread-safe.
 #pragma once
 
@@ -26,6 +26,7 @@ struct Violation {
 struct VerifyReport {
   uint64_t records = 0;
   uint64_t checkpointsChecked = 0;
+  uint64_t checkpointsDropped = 0;  // states a salvage dropped (its JournalSalvaged says which)
   std::vector<Violation> violations;
   wal::LostRanges lost;  // seqs an earlier salvage found missing (not violations: reported)
   bool ok() const { return violations.empty(); }

@@ -140,6 +140,10 @@ SalvageReport plan(Gathered& g, const std::string& cause) {
     bool trusted = it->first < firstLoss && g.records.count(it->first);
     it = trusted ? std::next(it) : g.checkpoints.erase(it);
   }
+  for (const auto& [seq, value] : g.records) {
+    if (!g.checkpoints.count(seq) && decodeRecord(seq, value).type == RecordType::Checkpoint)
+      report.droppedCheckpoints.add(seq, seq);
+  }
   g.lost.add(report.lost);
   g.highWater = end;
   return report;

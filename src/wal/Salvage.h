@@ -20,6 +20,9 @@ struct SalvageReport {
   uint64_t keptThrough = 0;   // every seq up to here is kept (or was lost before this salvage)
   LostRanges lost;            // seqs this salvage could not find
   uint64_t keptAfterGap = 0;  // readable records kept after the first lost seq
+  // Checkpoint records whose stored state salvage dropped (unreadable, or summarising records
+  // that are gone): history is intact, only the shortcut for replay is missing.
+  LostRanges droppedCheckpoints;
   std::string cause;          // why the journal could not be opened
   std::string movedTo;        // where the original now is
   std::vector<std::string> problems;  // per file: what could not be read

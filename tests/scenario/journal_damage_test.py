@@ -94,6 +94,23 @@ def damage_table_footer(d):
     flip(table, os.path.getsize(table) - 12, 8)
 
 
+def tables_of(d, family):
+    # A table file's properties block names its column family ("rocksdb.column.family.name",
+    # prefix-compressed against the ".id" key before it, so the bytes read "name<family>").
+    marker = b"name" + family.encode()
+    return [f for f in glob.glob(os.path.join(d, "journal", "*.sst"))
+            if marker in open(f, "rb").read()]
+
+
+def damage_family(family):
+    def damage(d):
+        tables = tables_of(d, family)
+        check(tables, f"no {family} table file to damage")
+        for table in tables:
+            flip(table, 10, 40)  # the first data block
+    return damage
+
+
 def damage_wal_middle(d):
     wal = largest(d, "*.log")
     flip(wal, os.path.getsize(wal) // 2)
@@ -104,7 +121,9 @@ def damage_wal_middle(d):
 cases = {"missing CURRENT": (remove_current, "CURRENT", True),
          "missing write-ahead log": (remove_wal, "acknowledged", True),
          "damaged write-ahead log": (damage_wal_middle, ".log offset", True),
-         "damaged table file": (damage_table_footer, ".sst", True)}
+         "damaged table file": (damage_table_footer, ".sst", True),
+         "damaged meta table": (damage_family("meta"), ".sst", True),
+         "damaged checkpoints table": (damage_family("checkpoints"), ".sst", True)}
 for name, (damage, named, refuses) in cases.items():
     d = os.path.join(work, name.replace(" ", "-"))
     shutil.copytree(original, d)
@@ -128,6 +147,8 @@ for name, (damage, named, refuses) in cases.items():
     check(len(moved) == 1 and tree_hash(moved[0]) == before, f"{name}: the original was not kept untouched")
     v = subprocess.run([replay, "verify", "--journal", journal], capture_output=True, text=True)
     check(v.returncode == 0, f"{name}: verify after salvage exit {v.returncode}:\n{v.stdout[-1500:]}")
+    if "checkpoints" in name:
+        check("DROPPED" in v.stdout, f"{name}: verify does not say which checkpoint states went")
     s = subprocess.run([replay, "summary", "--journal", journal], capture_output=True, text=True)
     check(s.returncode == 0, f"{name}: summary after salvage:\n{s.stdout}{s.stderr}")
     print(f"{name}: {v.stdout.strip().splitlines()[-1] if v.stdout else v.stderr}")

@@ -50,6 +50,18 @@ inline void flipBytes(const std::string& file, size_t offset, int count) {
   }
 }
 
+// The table files whose bytes contain `marker` (uncompressed small tables: the meta family's
+// keys, a checkpoint's text), to damage one column family's table and not another's.
+inline std::set<std::string> tablesHolding(const std::string& dir, const std::string& marker) {
+  std::set<std::string> out;
+  for (const auto& sst : filesWithSuffix(dir, ".sst")) {
+    std::ifstream in(sst, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.find(marker) != std::string::npos) out.insert(sst);
+  }
+  return out;
+}
+
 // Every file's name and bytes, to show a directory was left exactly as it was.
 inline std::map<std::string, std::string> snapshot(const std::string& dir) {
   std::map<std::string, std::string> out;

@@ -282,6 +282,9 @@ int verify(const std::string& dir, std::ostream& out) {
     for (const auto& [from, to] : report.lost.ranges())
       out << "LOST seqs " << from << ".." << to
           << " (found missing by a salvage; see its JournalSalvaged record)\n";
+    if (report.checkpointsDropped)
+      out << "DROPPED " << report.checkpointsDropped
+          << " checkpoint states (a salvage could not trust them; replay starts earlier)\n";
     for (const auto& v : report.violations)
       out << "VIOLATION seq " << v.seq << " [" << v.rule << "] " << v.message << "\n";
     out << "verified " << report.records << " records, " << report.checkpointsChecked

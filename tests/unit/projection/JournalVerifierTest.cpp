@@ -121,6 +121,23 @@ TEST(JournalVerifierTest, TamperedCheckpointIsAViolation) {
   EXPECT_EQ(h.rules(), std::vector<std::string>{"checkpoint-mismatch"});
 }
 
+// A Checkpoint record without its stored state is a violation, unless a later salvage record
+// says that salvage dropped it (the history is whole; only replay's shortcut is gone).
+TEST(JournalVerifierTest, CheckpointWithoutStateIsAViolationUnlessASalvageDroppedIt) {
+  HandMade h;
+  h.attemptStarted(1);
+  uint64_t cp = h.journal->writeCheckpoint(1, "state");
+  h.storage->write({{wal::Column::Checkpoints, wal::encodeSeqKey(cp), "", wal::WriteOp::Kind::Delete}},
+                   true);
+  EXPECT_EQ(h.rules(), std::vector<std::string>{"checkpoint-missing"});
+  h.add(wal::RecordType::Observation,
+        {{"observation", "JournalSalvaged"}, {"dropped_checkpoints", std::to_string(cp) + "-" +
+                                                                       std::to_string(cp)}});
+  auto report = projection::verifyJournal(*h.journal);
+  EXPECT_TRUE(report.ok());
+  EXPECT_EQ(report.checkpointsDropped, 1u);
+}
+
 TEST(JournalVerifierTest, ScenarioJournalWithRestartsPasses) {
   SimHarness h;
   json job = sampleRayJob("v", "HTTPMode", "FAILED,SUCCEEDED", "1s");

@@ -164,17 +164,27 @@ TEST_F(JournalDamageTest, DamagedTableFooterLosesOnlyThatTable) {
 }
 
 TEST_F(JournalDamageTest, DamagedCheckpointTableDropsUntrustedCheckpoints) {
-  for (const auto& sst : filesWithSuffix(dir, ".sst")) {
-    if (fs::file_size(sst) < 4096) flipBytes(sst, 10, 40);  // the small meta/checkpoint tables
-  }
-  auto journal = Journal::open(dir, salvaging());
-  ASSERT_TRUE(journal->salvaged());
+  auto tables = tablesHolding(dir, "state through");
+  ASSERT_EQ(tables.size(), 1u);
+  flipBytes(*tables.begin(), 10, 40);
+  expectRefusedUnchanged(dir, *tables.begin());
+  auto journal = salvageAndCheck(dir);
   for (uint64_t seq : journal->checkpointSeqs()) {
     auto cp = journal->checkpointAt(seq);
     ASSERT_TRUE(cp);
     EXPECT_TRUE(journal->get(seq)) << "checkpoint at seq " << seq << " without its record";
   }
-  EXPECT_EQ(kept(*journal, 1, 251), 251u - journal->lostRanges().count());
+  EXPECT_EQ(kept(*journal, 1, 251), 251u);
+}
+
+TEST_F(JournalDamageTest, DamagedMetaTableIsRefusedAndSalvageKeepsEveryRecord) {
+  auto tables = tablesHolding(dir, "instance_id");
+  ASSERT_EQ(tables.size(), 1u);
+  flipBytes(*tables.begin(), 10, 40);
+  expectRefusedUnchanged(dir, *tables.begin());
+  auto journal = salvageAndCheck(dir);
+  EXPECT_EQ(kept(*journal, 1, 251), 251u);
+  EXPECT_EQ(journal->append(observation(0), Durability::Sync), 253u);  // 252 is JournalSalvaged
 }
 
 TEST(JournalMetaDamageTest, LostMetaWithAHighWaterMarkIsNeverANewJournal) {
