@@ -6,7 +6,7 @@ was (so a second start does the same); --salvage-journal starts, finishes every 
 clean run does, keeps the original aside untouched, and leaves a journal that
 `rayjournal-replay verify` passes, listing what was lost.
 Usage: journal_damage_test.py OPERATOR REPLAY SAMPLES_DIR"""
-import glob, hashlib, json, os, shutil, signal, subprocess, sys, tempfile, time
+import glob, hashlib, json, os, re, shutil, signal, subprocess, sys, tempfile, time, urllib.request
 
 operator, replay, samples = sys.argv[1:4]
 work = tempfile.mkdtemp(prefix="rayjournal-damage-")
@@ -153,6 +153,49 @@ for name, (damage, named, refuses) in cases.items():
     check(s.returncode == 0, f"{name}: summary after salvage:\n{s.stdout}{s.stderr}")
     print(f"{name}: {v.stdout.strip().splitlines()[-1] if v.stdout else v.stderr}")
 
+
+def get(port, path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+        return r.read().decode()
+
+
+def scrub_finds_bad_block():
+    """A bad block in old history (a records table behind the newest checkpoint, which a
+    restart does not read): the operator starts, and its background scrub reports the damage
+    (an error line naming the file, a metric) while it keeps working."""
+    d = os.path.join(work, "bad-block-in-old-history")
+    shutil.copytree(original, d)
+    tables = sorted(tables_of(d, "records"))  # oldest first: the samples' history
+    check(tables, "no records table to damage")
+    if not tables:
+        return
+    flip(tables[0], os.path.getsize(tables[0]) // 3, 64)
+    log_path = os.path.join(d, "operator.log")
+    command = base(d) + ["--metrics-bind-address", "127.0.0.1:0"]
+    command[command.index("warn")] = "info"  # the line announcing the status server's port
+    with open(log_path, "w") as log:
+        p = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    text = lambda: open(log_path, errors="replace").read()
+    corrupt = 0
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None and not corrupt:
+        port = re.search(r"on port (\d+)", text())
+        if port:
+            m = re.search(r"^rayjournal_journal_scrub_corrupt_records_total (\d+)",
+                          get(int(port.group(1)), "/metrics"), re.M)
+            corrupt = int(m.group(1)) if m else 0
+        time.sleep(0.2)
+    check(p.poll() is None, f"the operator exited on old damage ({p.poll()}):\n{text()[-1500:]}")
+    check(corrupt > 0, "the scrub metric never counted the bad block")
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+    lines = [l for l in text().splitlines() if "scrub found damaged history" in l]
+    check(lines and tables[0] in lines[0] and os.path.join(d, "journal") in lines[0],
+          "no scrub error line naming the journal and the table:\n" + "\n".join(lines[:3]))
+    print("bad block in old history:", lines[0] if lines else "not reported")
+
+
+scrub_finds_bad_block()
 print("\n".join(failures) if failures else "journal damage ok")
 if not failures:
     shutil.rmtree(work)
