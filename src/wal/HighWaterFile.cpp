@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "wal/FileNames.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::wal {
@@ -50,12 +51,12 @@ std::optional<uint64_t> readHighWaterFile(const std::string& dir) {
   std::string label, number, rest;
   in >> label >> number;
   bool extra = static_cast<bool>(in >> rest);
-  if (label != "acknowledged_through" || number.empty() || number.size() > 19 ||
-      number.find_first_not_of("0123456789") != std::string::npos || extra)
+  auto seq = parseDecimal(number);
+  if (label != "acknowledged_through" || !seq || extra)
     throw CorruptionError(0, "journal high-water file " + file +
                                  " is not 'acknowledged_through <seq>'; remove it only if the "
                                  "journal is known to be complete");
-  return std::stoull(number);
+  return *seq;
 }
 
 void writeHighWaterFile(const std::string& dir, uint64_t seq) {

@@ -3,8 +3,8 @@
 #include <boost/crc.hpp>
 #include <filesystem>
 #include <map>
-#include <random>
 
+#include "wal/FileNames.h"
 #include "wal/JournalError.h"
 #include "wal/RecordCodec.h"
 #include "wal/RocksStorage.h"
@@ -15,14 +15,6 @@ namespace {
 constexpr int kJournalFormatVersion = 1;
 constexpr size_t kMaxGroupWriters = 1024;
 constexpr size_t kPruneBatch = 10000;
-
-std::string randomHex(int chars) {
-  std::random_device rd;
-  std::string out;
-  const char* digits = "0123456789abcdef";
-  for (int i = 0; i < chars; ++i) out.push_back(digits[rd() % 16]);
-  return out;
-}
 
 uint32_t crcOf(const std::string& bytes) {
   boost::crc_32_type crc;

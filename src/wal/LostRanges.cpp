@@ -3,16 +3,16 @@
 #include <algorithm>
 #include <sstream>
 
+#include "wal/FileNames.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::wal {
 namespace {
 
 uint64_t number(const std::string& text, const std::string& whole) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-      text.size() > 19)
-    throw JournalError("lost_ranges '" + whole + "' is malformed at '" + text + "'");
-  return std::stoull(text);
+  auto value = parseDecimal(text);
+  if (!value) throw JournalError("lost_ranges '" + whole + "' is malformed at '" + text + "'");
+  return *value;
 }
 
 }  // namespace

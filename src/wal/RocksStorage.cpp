@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "wal/FileNames.h"
 #include "wal/HighWaterFile.h"
 #include "wal/JournalError.h"
 #include "wal/RecordCodec.h"
@@ -66,7 +67,7 @@ bool holdsJournalData(const std::filesystem::path& file) {
   if (name == "CURRENT" || name == "HIGHWATER" || name.rfind("MANIFEST-", 0) == 0) return true;
   std::string ext = file.extension().string();
   return ext == ".sst" || ext == ".blob" ||
-         (ext == ".log" && name.find_first_not_of("0123456789") == name.size() - 4);
+         fileNumber(file, ".log").has_value();
 }
 
 // What a directory is, decided before RocksDB may write anything into it.

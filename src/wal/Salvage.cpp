@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <random>
 
+#include "wal/FileNames.h"
 #include "wal/HighWaterFile.h"
 #include "wal/JournalError.h"
 #include "wal/RecordCodec.h"
@@ -33,12 +33,7 @@ struct Gathered {
   std::vector<std::string> problems;
 };
 
-uint64_t metaNumber(std::string_view value) {
-  std::string text(value);
-  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
-    return 0;
-  return std::stoull(text);
-}
+uint64_t metaNumber(std::string_view value) { return parseDecimal(value).value_or(0); }
 
 void takeMeta(Gathered& g, std::string_view key, std::string_view value) {
   if (key == "first_seq") g.firstSeq = std::max(g.firstSeq, metaNumber(value));
@@ -67,20 +62,6 @@ void take(Gathered& g, std::string_view family, std::string_view key, std::strin
   }
 }
 
-std::vector<fs::path> walFiles(const std::string& dir) {
-  std::vector<std::pair<uint64_t, fs::path>> found;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    std::string stem = entry.path().stem().string();
-    if (entry.path().extension() == ".log" && !stem.empty() &&
-        stem.find_first_not_of("0123456789") == std::string::npos)
-      found.emplace_back(std::stoull(stem), entry.path());
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<fs::path> out;
-  for (auto& f : found) out.push_back(f.second);
-  return out;
-}
-
 Gathered gather(const std::string& dir) {
   Gathered g;
   // Column family ids as a journal creates them, unless a table file says otherwise.
@@ -92,7 +73,7 @@ Gathered gather(const std::string& dir) {
                                });
   for (const auto& f : tables.files) families[f.columnFamilyId] = f.columnFamily;
   g.problems = std::move(tables.problems);
-  for (const auto& wal : walFiles(dir)) {
+  for (const auto& [number, wal] : numberedFiles(dir, ".log")) {
     auto result = readWalFile(wal.string(), [&](const WalEntry& e) {
       auto it = families.find(e.columnFamilyId);
       if (e.put && it != families.end()) take(g, it->second, e.key, e.value);
@@ -147,13 +128,6 @@ SalvageReport plan(Gathered& g, const std::string& cause) {
   g.lost.add(report.lost);
   g.highWater = end;
   return report;
-}
-
-std::string randomHex(int chars) {
-  std::random_device rd;
-  std::string out;
-  for (int i = 0; i < chars; ++i) out.push_back("0123456789abcdef"[rd() % 16]);
-  return out;
 }
 
 void writeJournal(const std::string& target, const Gathered& g) {

@@ -8,27 +8,13 @@
 #include <filesystem>
 #include <memory>
 
+#include "wal/FileNames.h"
 #include "wal/RecordCodec.h"
 
 namespace rayjournal::wal {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::pair<uint64_t, fs::path>> tableFiles(const std::string& dir) {
-  std::vector<std::pair<uint64_t, fs::path>> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() != ".sst") continue;
-    std::string stem = entry.path().stem().string();
-    uint64_t number = stem.find_first_not_of("0123456789") == std::string::npos && !stem.empty()
-                          ? std::stoull(stem)
-                          : 0;
-    out.emplace_back(number, entry.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // True when a seek to key lands on readable data (or the end of the file).
 bool readableFrom(rocksdb::SstFileReader& reader, uint64_t seq) {
@@ -81,7 +67,7 @@ void readFile(const TableFileInfo& info, rocksdb::SstFileReader& reader, bool se
 TableReadResult readTableFiles(const std::string& dir, const std::vector<std::string>& seqKeyed,
                                const TableVisitor& visit) {
   TableReadResult result;
-  for (const auto& [number, path] : tableFiles(dir)) {
+  for (const auto& [number, path] : numberedFiles(dir, ".sst")) {
     rocksdb::Options options;
     rocksdb::SstFileReader reader(options);
     rocksdb::Status status = reader.Open(path.string());

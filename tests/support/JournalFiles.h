@@ -9,7 +9,9 @@
 #include <set>
 #include <string>
 
+#include "wal/MemoryStorage.h"
 #include "wal/Record.h"
+#include "wal/RecordCodec.h"
 
 namespace rayjournal::testing {
 
@@ -19,6 +21,13 @@ inline wal::Record observation(int i) {
   r.object = {"RayJob", "default", "job-" + std::to_string(i % 7), "u"};
   r.body = "RUNNING " + std::to_string(i) + " " + std::string(200, 'p');
   return r;
+}
+
+// Flips one bit of the stored value of record `seq`, so that its checksum fails.
+inline void damageStoredRecord(wal::MemoryStorage& storage, uint64_t seq) {
+  std::string value = *storage.get(wal::Column::Records, wal::encodeSeqKey(seq));
+  value[value.size() - 2] ^= 1;
+  storage.write({{wal::Column::Records, wal::encodeSeqKey(seq), value}}, true);
 }
 
 inline std::set<std::string> filesWithSuffix(const std::string& dir, const std::string& suffix) {

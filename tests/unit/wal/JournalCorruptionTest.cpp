@@ -159,9 +159,7 @@ TEST(JournalCorruptionTest, CorruptRecordValueIsReportedWithItsSeq) {
     auto journal = Journal::open(storage);
     for (int i = 1; i <= 10; ++i) journal->append(observation(i), Durability::Sync);
   }
-  std::string value = *storage->get(Column::Records, encodeSeqKey(6));
-  value[value.size() - 3] ^= 1;
-  storage->write({{Column::Records, encodeSeqKey(6), value}}, true);
+  damageStoredRecord(*storage, 6);
   try {
     Journal::open(storage);
     FAIL();

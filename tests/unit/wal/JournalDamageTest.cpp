@@ -93,6 +93,15 @@ std::unique_ptr<Journal> salvageAndCheck(const std::string& dir) {
   return journal;
 }
 
+// Breaks the first data block of the one table file holding `marker`; returns its path.
+std::string damageTheTableHolding(const std::string& dir, const std::string& marker) {
+  auto tables = tablesHolding(dir, marker);
+  EXPECT_EQ(tables.size(), 1u) << "tables holding " << marker;
+  if (tables.empty()) return "no table holds " + marker;
+  flipBytes(*tables.begin(), 10, 40);
+  return *tables.begin();
+}
+
 uint64_t kept(Journal& journal, uint64_t from, uint64_t to) {
   uint64_t n = 0;
   journal.scan(from, [&](const Record& r) { return r.seq <= to && ++n; });
@@ -164,10 +173,7 @@ TEST_F(JournalDamageTest, DamagedTableFooterLosesOnlyThatTable) {
 }
 
 TEST_F(JournalDamageTest, DamagedCheckpointTableDropsUntrustedCheckpoints) {
-  auto tables = tablesHolding(dir, "state through");
-  ASSERT_EQ(tables.size(), 1u);
-  flipBytes(*tables.begin(), 10, 40);
-  expectRefusedUnchanged(dir, *tables.begin());
+  expectRefusedUnchanged(dir, damageTheTableHolding(dir, "state through"));
   auto journal = salvageAndCheck(dir);
   for (uint64_t seq : journal->checkpointSeqs()) {
     auto cp = journal->checkpointAt(seq);
@@ -178,10 +184,7 @@ TEST_F(JournalDamageTest, DamagedCheckpointTableDropsUntrustedCheckpoints) {
 }
 
 TEST_F(JournalDamageTest, DamagedMetaTableIsRefusedAndSalvageKeepsEveryRecord) {
-  auto tables = tablesHolding(dir, "instance_id");
-  ASSERT_EQ(tables.size(), 1u);
-  flipBytes(*tables.begin(), 10, 40);
-  expectRefusedUnchanged(dir, *tables.begin());
+  expectRefusedUnchanged(dir, damageTheTableHolding(dir, "instance_id"));
   auto journal = salvageAndCheck(dir);
   EXPECT_EQ(kept(*journal, 1, 251), 251u);
   EXPECT_EQ(journal->append(observation(0), Durability::Sync), 253u);  // 252 is JournalSalvaged

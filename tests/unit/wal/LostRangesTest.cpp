@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "wal/FileNames.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::wal {
@@ -40,6 +41,16 @@ TEST(LostRangesTest, MalformedTextIsAnError) {
   EXPECT_THROW(LostRanges::parse("a-b"), JournalError);
   EXPECT_THROW(LostRanges::parse("0-3"), JournalError);
   EXPECT_THROW(LostRanges::parse("7"), JournalError);
+}
+
+TEST(FileNamesTest, OnlyPlainDecimalsAndRocksDbNumberedNamesParse) {
+  EXPECT_EQ(parseDecimal("18446744073709551615"), std::nullopt);  // 20 digits
+  EXPECT_EQ(parseDecimal("1234567890123456789"), 1234567890123456789u);
+  for (const char* bad : {"", "-1", "+1", " 1", "1 ", "0x1f"}) EXPECT_EQ(parseDecimal(bad), std::nullopt);
+  EXPECT_EQ(fileNumber("/j/000017.sst", ".sst"), 17u);
+  EXPECT_EQ(fileNumber("/j/000017.sst", ".log"), std::nullopt);
+  EXPECT_EQ(fileNumber("/j/MANIFEST-000005", ".log"), std::nullopt);
+  EXPECT_EQ(fileNumber("/j/x17.log", ".log"), std::nullopt);
 }
 
 }  // namespace

@@ -53,9 +53,7 @@ TEST(RetentionTest, ScrubFindsADamagedOldRecordAndGoesOn) {
   auto storage = std::make_shared<MemoryStorage>();
   auto journal = Journal::open(storage);
   for (int i = 1; i <= 50; ++i) journal->append(observation(i), Durability::Sync);
-  std::string value = *storage->get(Column::Records, encodeSeqKey(7));
-  value[value.size() - 2] ^= 1;
-  storage->write({{Column::Records, encodeSeqKey(7), value}}, true);
+  testing::damageStoredRecord(*storage, 7);
   auto first = journal->scrub(1, 20);
   ASSERT_EQ(first.corrupt.size(), 1u);
   EXPECT_EQ(first.corrupt[0].rfind("seq 7:", 0), 0u) << first.corrupt[0];
