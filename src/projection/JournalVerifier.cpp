@@ -142,7 +142,7 @@ class Verifier {
                 key(r) + ": attempt went from " + std::to_string(t.attempt) + " to " +
                     std::to_string(attempt));
     } else if (attempt > t.attempt && t.attempt > 0 && !t.retryingWritten &&
-               !lostSince(t.startSeq, r.seq)) {
+               !lost_.anyBetween(t.startSeq, r.seq)) {
       violation(r.seq, "attempt-without-retry",
                 key(r) + ": attempt " + std::to_string(attempt) +
                     " started without a Retrying status write after attempt " +
@@ -151,13 +151,6 @@ class Verifier {
     t.attempt = attempt;
     t.retryingWritten = false;
     t.startSeq = r.seq;
-  }
-
-  // True when a lost range lies between two seqs (the evidence may have been in it).
-  bool lostSince(uint64_t from, uint64_t to) const {
-    for (const auto& [a, b] : lost_.ranges())
-      if (b > from && a < to) return true;
-    return false;
   }
 
   // A missing state is a violation unless a later salvage says it dropped it (decided at the end).

@@ -23,6 +23,12 @@ class LostRanges {
   // True when every seq in [from, to] is lost (an empty range, from > to, is covered).
   bool covers(uint64_t from, uint64_t to) const;
   bool contains(uint64_t seq) const { return covers(seq, seq); }
+  // True when some lost seq lies strictly between `after` and `before`.
+  bool anyBetween(uint64_t after, uint64_t before) const {
+    for (const auto& [a, b] : ranges_)
+      if (b > after && a < before) return true;
+    return false;
+  }
   uint64_t lastLost() const { return ranges_.empty() ? 0 : ranges_.back().second; }
   uint64_t count() const;  // seqs lost
   bool empty() const { return ranges_.empty(); }

@@ -43,6 +43,15 @@ TEST(LostRangesTest, MalformedTextIsAnError) {
   EXPECT_THROW(LostRanges::parse("7"), JournalError);
 }
 
+TEST(LostRangesTest, AnyBetweenIsStrict) {
+  LostRanges lost;
+  lost.add(10, 12);
+  EXPECT_TRUE(lost.anyBetween(9, 13));
+  EXPECT_TRUE(lost.anyBetween(11, 20));
+  EXPECT_FALSE(lost.anyBetween(12, 20));
+  EXPECT_FALSE(lost.anyBetween(1, 10));
+}
+
 TEST(FileNamesTest, OnlyPlainDecimalsAndRocksDbNumberedNamesParse) {
   EXPECT_EQ(parseDecimal("18446744073709551615"), std::nullopt);  // 20 digits
   EXPECT_EQ(parseDecimal("1234567890123456789"), 1234567890123456789u);
