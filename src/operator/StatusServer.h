@@ -1,12 +1,20 @@
-// The operator's own HTTP endpoint: /metrics (Prometheus text), /healthz (the process serves),
-// /readyz (200 once ready() is true: recovery finished and the watches listed everything).
-// Serves one connection at a time on its own thread (scrapes and probes are rare and small); a
-// client that stalls is cut off after ioTimeout, so it cannot hold up the kubelet's probes.
-// start() binds or throws naming the address; stop() closes and joins.
+// The operator's own HTTP endpoint: /metrics (Prometheus text), /healthz and /livez (the
+// process serves), /readyz (200 once ready() is true: recovery finished and the watches listed
+// everything).
+//
+// Built so that no client can starve the kubelet's probes: one thread serves every connection
+// concurrently (asynchronous I/O); each connection must deliver its request and take its
+// answer within ioTimeout; at most maxConnections are open, and a new one evicts the oldest
+// (an idle or slow-loris client loses its place to a probe, never the other way round). GET
+// and HEAD only (405 otherwise); a header over 8 KiB gets 431, a body 413, garbage 400; every
+// answer closes its connection.
+//
+// start() binds or throws naming the address; stop() closes every connection and joins the
+// thread in well under a second. ready() and Metrics::render() run on the server's thread.
 #pragma once
 
-#include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,19 +28,18 @@ class StatusServer {
  public:
   // address: "host:port" or ":port" (all interfaces); port 0 picks a free one.
   StatusServer(std::string address, Metrics& metrics, std::function<bool()> ready,
-               std::chrono::milliseconds ioTimeout = std::chrono::seconds(5));
+               std::chrono::milliseconds ioTimeout = std::chrono::seconds(5),
+               std::size_t maxConnections = 256);
   ~StatusServer();
   void start();
   void stop();
   int port() const { return port_; }
 
- private:
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
   std::string address_;
-  Metrics& metrics_;
-  std::function<bool()> ready_;
-  std::chrono::milliseconds ioTimeout_;
   int port_ = 0;
   std::thread thread_;
 };
