@@ -21,6 +21,7 @@
 #include "model/JsonAccess.h"
 #include "operator/OperatorMetrics.h"
 #include "operator/RunnerSupport.h"
+#include "operator/StartupWatch.h"
 
 namespace rayjournal::operator_ {
 namespace {
@@ -279,6 +280,8 @@ int runEmbedded(const EmbeddedOptions& options) {
   std::signal(SIGTERM, onSignal);
   SystemClock clock;
   int code = 0;
+  StartupWatch watch([] { return gStop ? SIGTERM : 0; });
+  watch.phase("opening the journal " + options.journalDir);
   std::unique_ptr<wal::Journal> journal =
       openJournalOrLog(options.journalDir, options.salvageJournal, code);
   if (!journal) return code;
@@ -286,6 +289,7 @@ int runEmbedded(const EmbeddedOptions& options) {
   sim::SimKube kube(clock, options.clusterDir);
   sim::SimRay ray(kube, clock);
   sim::SimWorld world(kube, ray, clock);
+  if (!options.apply.empty()) watch.phase("reading the --apply manifests");
   try {
     applyManifests(kube, options.apply);
   } catch (const std::exception& e) {
@@ -307,8 +311,10 @@ int runEmbedded(const EmbeddedOptions& options) {
       options.metricsAddress, metrics,
       [&] { return recovered.load() && !journal->unwritable(); }, serving);
   if (!serving) return 2;
+  watch.phase("recovering from the journal");
   recovery = stack.start();
   recovered = true;
+  watch.running();
   JournalUpkeep upkeep(*journal, upkeepFor(options.upkeep, stack, clock));
   code = runWorld(options, kube, world, stack);
   stack.stop();

@@ -12,6 +12,7 @@
 #include "operator/OperatorMetrics.h"
 #include "operator/RunnerSupport.h"
 #include "operator/ShardLeases.h"
+#include "operator/StartupWatch.h"
 
 namespace rayjournal::operator_ {
 namespace {
@@ -150,7 +151,8 @@ void wireGates(Session& s, runtime::Stack& stack, CallCounter& calls) {
 }
 
 // Recovery and the cache sync, then work until a signal or lost leadership; the exit code.
-int serve(const KubeOptions& options, Session& s, runtime::Stack& stack) {
+int serve(const KubeOptions& options, Session& s, runtime::Stack& stack, StartupWatch& watch) {
+  watch.phase("recovering the journal and filling the informer caches from " + s.config.server);
   try {
     s.recovery = stack.start();
   } catch (const kube::ApiError& e) {
@@ -162,6 +164,7 @@ int serve(const KubeOptions& options, Session& s, runtime::Stack& stack) {
                cache.size("RayJob"), cache.size("RayCluster"), cache.size("Job"), cache.size("Pod"),
                cache.size("Service"));
   s.recovered = true;
+  watch.running();
   if (s.shards) s.shards->start();
   spdlog::info("running: {} RayJob and {} RayCluster workers{}, journal {}", options.stack.workers,
                options.stack.clusterWorkers,
@@ -196,6 +199,9 @@ int runAgainstKubernetes(const KubeOptions& options) {
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   Session s;
+  StartupWatch watch([] { return int(gSignal); });
+  watch.phase("connecting to the Kubernetes API server and opening the journal " +
+              options.journalDir);
   int shardIndex = shardIndexOf(options);
   if (int failed = connect(options, shardIndex, s)) return failed;
   runtime::StackOptions stackOptions = options.stack;
@@ -214,6 +220,9 @@ int runAgainstKubernetes(const KubeOptions& options) {
   if (!serving) return 2;
   if (options.leaderElect && !s.shards) {
     s.leader = std::make_unique<kube::LeaderElector>(*s.kube, leaseOptions);
+    watch.phase("waiting to become the leader (Lease " + leaseOptions.ns + "/" +
+                    leaseOptions.name + ")",
+                true);
     if (!becomeLeader(*s.leader)) {
       spdlog::info("stopped before becoming the leader");
       return 0;
@@ -228,7 +237,7 @@ int runAgainstKubernetes(const KubeOptions& options) {
   runtime::Stack stack(*s.journal, countedKube, countedRay, clock, stackOptions);
   s.stack = &stack;
   wireGates(s, stack, calls);
-  int code = serve(options, s, stack);
+  int code = serve(options, s, stack, watch);
   if (s.recovered) shutDown(s, stack);
   if (status) status->stop();
   return code;

@@ -156,6 +156,46 @@ class OperatorCli(unittest.TestCase):
                 if p.poll() is None:
                     p.kill()
 
+    def test_sigterm_while_the_api_server_hangs(self):
+        # An API server that accepts connections and never answers: start-up says what it is
+        # waiting for every few seconds, and SIGTERM ends it at once (not the kubelet's SIGKILL).
+        hang = socket.socket()
+        hang.bind(("127.0.0.1", 0))
+        hang.listen(16)
+        port = hang.getsockname()[1]
+        with tempfile.TemporaryDirectory() as d:
+            config = f"{d}/kubeconfig"
+            with open(config, "w") as f:
+                f.write(f"""apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{port}", insecure-skip-tls-verify: true}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
+""")
+            p = subprocess.Popen([OPERATOR, f"--journal-dir={d}/j", f"--kubeconfig={config}",
+                                  "--kube-api-timeout-ms=120000", "--log-level=info",
+                                  "--metrics-bind-address=0"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            try:
+                lines = []
+                for line in p.stdout:  # the first "still" line comes after 5 s
+                    lines.append(line)
+                    if "start-up: still connecting to the Kubernetes API server" in line:
+                        break
+                self.assertIn("still connecting", "".join(lines))
+                began = time.time()
+                p.send_signal(signal.SIGTERM)
+                code = p.wait(timeout=20)
+                rest = p.stdout.read()
+                self.assertLess(time.time() - began, 2.0)
+                self.assertEqual(code, 0, rest)
+                self.assertIn("signal 15 during start-up while connecting", rest)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                hang.close()
+
     def test_missing_kubeconfig(self):
         code, out = self.run_operator("--kubeconfig=/nonexistent/config")
         self.assertEqual(code, 2)
