@@ -48,6 +48,18 @@ d = subprocess.run([replay, "diagnose", "default/rayjob-http", "--journal", jour
 check(d.returncode == 0 and "agree" in d.stdout, "diagnose found problems:\n" + d.stdout)
 df = subprocess.run([replay, "diff", "--against-kube", "--journal", journal, "--cluster-dir", cluster], capture_output=True, text=True)
 check(df.returncode == 0, "diff found drift:\n" + df.stdout)
+# A cluster directory that is not one must never read as an all-clear.
+for where in (os.path.join(work, "nonexistent"), work):
+    for cmd in (["diff", "--against-kube"], ["diagnose", "default/rayjob-http"]):
+        r = subprocess.run([replay, *cmd, "--journal", journal, "--cluster-dir", where],
+                           capture_output=True, text=True)
+        check(r.returncode == 2 and where in r.stdout and "--cluster-dir" in r.stdout,
+              f"{cmd[0]} against {where}: exit {r.returncode}\n{r.stdout}")
+# diagnose that finds a problem says so in its exit code.
+gone = subprocess.run([replay, "diagnose", "default/no-such-rayjob", "--journal", journal,
+                       "--cluster-dir", cluster], capture_output=True, text=True)
+check(gone.returncode == 1 and "problems found" in gone.stdout,
+      f"diagnose of a missing RayJob: exit {gone.returncode}\n{gone.stdout}")
 bad = run("timeline", "not/a/target")
 check(bad.returncode == 2, f"usage error exit {bad.returncode}")
 missing = subprocess.run([replay, "verify", "--journal", os.path.join(work, "nope")], capture_output=True, text=True)

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -49,6 +50,24 @@ struct OpenError {
   std::string message;
 };
 
+// What diff and diagnose compare against cannot be read: they must not report an all-clear.
+struct ClusterDirError {
+  std::string message;
+};
+
+// The embedded cluster store an operator wrote into clusterDir (objects.jsonl); throws
+// ClusterDirError naming the directory when there is none.
+void requireClusterStore(const std::string& clusterDir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(clusterDir, ec))
+    throw ClusterDirError{"cluster directory " + clusterDir + " does not exist; pass the " +
+                          "--cluster-dir the operator ran with"};
+  if (!std::filesystem::exists(clusterDir + "/objects.jsonl", ec))
+    throw ClusterDirError{"cluster directory " + clusterDir + " holds no embedded cluster " +
+                          "store (objects.jsonl is missing); pass the --cluster-dir the operator " +
+                          "ran with"};
+}
+
 std::unique_ptr<wal::Journal> openReadOnly(const std::string& dir) {
   wal::JournalOptions options;
   options.readOnly = true;
@@ -66,6 +85,9 @@ int guarded(std::ostream& out, F&& body) {
     return body();
   } catch (const OpenError& e) {
     out << "rayjournal-replay: cannot open the journal: " << e.message << "\n";
+  } catch (const ClusterDirError& e) {
+    out << "rayjournal-replay: " << e.message << "\n";
+    return 2;
   } catch (const wal::CorruptionError& e) {
     out << "rayjournal-replay: " << e.what() << "\n";
   } catch (const wal::JournalError& e) {
@@ -350,6 +372,7 @@ int diagnose(const std::string& dir, const Target& target, const std::string& cl
     auto& p = *holder;
     std::string key = target.ns + "/" + target.name;
     auto facts = p.job(key);
+    requireClusterStore(clusterDir);
     SystemClock clock;
     sim::SimKube kube(clock, clusterDir, true);
     sim::SimRay ray(kube, clock);
@@ -447,6 +470,7 @@ int diffAgainstKube(const std::string& dir, const std::string& clusterDir, std::
     auto journal = openReadOnly(dir);
     auto holder = projectionAt(*journal, journal->latestSeq());
     auto& p = *holder;
+    requireClusterStore(clusterDir);
     SystemClock clock;
     sim::SimKube kube(clock, clusterDir, true);
     int drift = 0;
