@@ -274,9 +274,16 @@ std::string KubeRestClient::relist(const std::string& kind, std::map<std::string
 
 bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
                                  const WatchCallback& callback) {
+  if (stopping_) return false;
   json event = json::parse(line, nullptr, false);
-  if (!event.is_object() || stopping_) return !stopping_;
-  std::string type = event.value("type", "");
+  std::string type = event.is_object() && event["type"].is_string() ? event["type"] : "";
+  bool known = type == "ADDED" || type == "MODIFIED" || type == "DELETED" ||
+               type == "BOOKMARK" || type == "ERROR";
+  if (!known || !event["object"].is_object() ||
+      (type != "ERROR" && !event["object"]["metadata"].is_object())) {
+    w.malformed = line.substr(0, 200);
+    return false;
+  }
   json& o = event["object"];
   if (type == "ERROR") {
     w.gone = o.value("code", 0) == 410;
@@ -297,6 +304,7 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
     callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
   }
   w.failures = 0;
+  w.delivered = true;
   return true;
 }
 
@@ -307,6 +315,8 @@ void KubeRestClient::streamOnce(const std::string& kind, const std::string& sele
                        std::to_string(options_.watchTimeoutSeconds) +
                        "&resourceVersion=" + w.resourceVersion + selector;
   w.gone = false;
+  w.delivered = false;
+  w.malformed.clear();
   std::string errorBody;
   limiter_.acquire();
   int status = watchHttp_.stream(
@@ -314,6 +324,13 @@ void KubeRestClient::streamOnce(const std::string& kind, const std::string& sele
       [&](const std::string& line) { return onWatchLine(kind, line, w, callback); },
       std::chrono::seconds(options_.watchTimeoutSeconds + 30), &errorBody);
   if (status == 410) w.gone = true;
+  if (!w.malformed.empty()) {
+    w.resourceVersion.clear();  // what was skipped is unknown: relist
+    throw ApiError(502, "MalformedWatch",
+                   "watch " + kind + " on " + config_.server +
+                       " sent a line that is not a watch event (dropped the stream): " +
+                       w.malformed);
+  }
   if (w.gone) {
     spdlog::info("watch {}: resourceVersion {} is too old (410 Gone); relisting", kind,
                  w.resourceVersion);
@@ -338,7 +355,9 @@ void KubeRestClient::watchLoop(std::string kind, WatchCallback callback) {
         synced = true;
         --unsyncedWatches_;
       }
+      auto began = std::chrono::steady_clock::now();
       streamOnce(kind, selector, w, callback);
+      if (!pauseAfterFruitlessStream(kind, w, std::chrono::steady_clock::now() - began)) break;
     } catch (const std::exception& e) {
       if (stopping_) break;
       auto backoff = std::chrono::milliseconds(std::min(5000, 200 << std::min(w.failures, 5)));
@@ -348,6 +367,19 @@ void KubeRestClient::watchLoop(std::string kind, WatchCallback callback) {
       // After a failure the resourceVersion may be unusable; the next stream will say 410.
     }
   }
+}
+
+bool KubeRestClient::pauseAfterFruitlessStream(const std::string& kind, WatchState& w,
+                                               std::chrono::steady_clock::duration lasted) {
+  if (w.delivered || (!w.gone && lasted >= std::chrono::seconds(1))) {
+    w.fruitless = 0;
+    return true;
+  }
+  if (++w.fruitless < 2) return true;  // one 410 is routine: relist at once
+  auto pause = std::chrono::milliseconds(std::min(5000, 200 << std::min(w.fruitless - 2, 5)));
+  spdlog::warn("watch {}: {} streams in a row ended without an event{}; waiting {} ms", kind,
+               w.fruitless, w.gone ? " (410 Gone right after a relist)" : "", pause.count());
+  return !sleepUnlessStopped(pause);
 }
 
 void KubeRestClient::stopWatches() {

@@ -78,8 +78,15 @@ class KubeRestClient : public KubeClient {
     std::map<std::string, json> known;
     std::string resourceVersion;
     int failures = 0;
-    bool gone = false;  // the stream said 410: relist
+    bool gone = false;        // the stream said 410: relist
+    bool delivered = false;   // the current stream delivered an event
+    int fruitless = 0;        // streams in a row that ended quickly or 410 without an event
+    std::string malformed;    // a line that is not a watch event: drop the stream, relist
   };
+  // Pauses before the next stream when streams keep ending without an event (a server that
+  // answers 410 forever, or closes each watch at once); false when stopping.
+  bool pauseAfterFruitlessStream(const std::string& kind, WatchState& w,
+                                 std::chrono::steady_clock::duration lasted);
   // One line of a watch stream; false ends the stream.
   bool onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
                    const WatchCallback& callback);

@@ -5,7 +5,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <atomic>
 #include <deque>
+#include <functional>
 #include <thread>
 
 #include "adapters/kube/KubeRestClient.h"
@@ -63,6 +65,86 @@ class ScriptedServer {
   std::deque<Scripted> script_;
   std::thread thread_;
 };
+
+// Answers every request by a rule until destroyed, counting lists and watches.
+class RuleServer {
+ public:
+  explicit RuleServer(std::function<Scripted(bool watch)> rule)
+      : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}), rule_(std::move(rule)) {
+    thread_ = std::thread([this] {
+      while (!stopping_) {
+        tcp::socket socket(ioc_);
+        boost::system::error_code ec;
+        acceptor_.accept(socket, ec);
+        if (ec || stopping_) break;
+        boost::beast::flat_buffer buffer;
+        bhttp::request<bhttp::string_body> req;
+        bhttp::read(socket, buffer, req, ec);
+        if (ec) continue;
+        bool watch = std::string(req.target()).find("watch=1") != std::string::npos;
+        ++(watch ? watches : lists);
+        Scripted s = rule_(watch);
+        bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(s.status), 11};
+        res.body() = s.body;
+        res.keep_alive(false);
+        res.prepare_payload();
+        bhttp::write(socket, res, ec);
+      }
+    });
+  }
+  ~RuleServer() {
+    stopping_ = true;
+    ::shutdown(acceptor_.native_handle(), SHUT_RDWR);
+    thread_.join();
+  }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
+  }
+  std::atomic<int> lists{0}, watches{0};
+
+ private:
+  boost::asio::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::function<Scripted(bool)> rule_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+const char* kEmptyList = R"({"kind":"RayJobList","metadata":{"resourceVersion":"7"},"items":[]})";
+
+// Runs a RayJob watch against `server` for `window`; the events it delivered.
+int watchFor(const std::string& url, std::chrono::milliseconds window) {
+  KubeConfig c;
+  c.server = url;
+  c.token = "t";
+  KubeRestOptions o;
+  o.timeout = std::chrono::milliseconds(5000);
+  KubeRestClient client(c, o);
+  std::atomic<int> events{0};
+  client.watch("RayJob", [&](WatchEventType, const json&) { ++events; });
+  std::this_thread::sleep_for(window);  // the window the request rate is measured over
+  client.stopWatches();
+  return events;
+}
+
+TEST(KubeRestClientTest, WatchAnswering410ForeverIsRelistedWithBackoff) {
+  RuleServer server([](bool watch) {
+    return watch ? Scripted{410, R"({"kind":"Status","code":410,"reason":"Expired"})"}
+                 : Scripted{200, kEmptyList};
+  });
+  watchFor(server.url(), std::chrono::milliseconds(1500));
+  EXPECT_GE(server.watches, 3) << "the watch gave up";
+  EXPECT_LE(server.lists + server.watches, 20) << "relisted without backing off";
+}
+
+TEST(KubeRestClientTest, MalformedWatchLineDropsTheStreamAndRelistsWithBackoff) {
+  RuleServer server([](bool watch) {
+    return watch ? Scripted{200, "{\"type\":\"ADDED\",\"object\":null}\n"} : Scripted{200, kEmptyList};
+  });
+  EXPECT_EQ(watchFor(server.url(), std::chrono::milliseconds(1500)), 0);
+  EXPECT_GE(server.lists, 2) << "the stream was not dropped and relisted";
+  EXPECT_LE(server.lists + server.watches, 20) << "relisted without backing off";
+}
 
 KubeRestClient clientFor(const ScriptedServer& server) {
   KubeConfig c;
