@@ -279,9 +279,27 @@ void recreateSubmitter(Ctx& c) {
               " was missing; recreated it for submission " + c.st.jobId);
 }
 
+// Ray answers with a status its Jobs API does not define: shown as it is (as KubeRay does), and
+// treated as a failing status check, so the RayJob fails with JobStatusCheckTimeoutExceeded
+// once the timeout passes instead of staying Running for ever (a submitter that finished decides
+// earlier, below).
+void onUnknownRayStatus(Ctx& c, const ray::JobInfo& info) {
+  std::string what = "Ray reports job " + c.st.jobId + " as '" + info.status +
+                     "', not a status of Ray's Jobs API (PENDING, RUNNING, STOPPED, SUCCEEDED, "
+                     "FAILED)";
+  if (c.st.jobStatusCheckFailureStartTime.empty())
+    c.event("Warning", "UnknownRayJobStatus", what + "; failing after the status check timeout");
+  c.st.jobStatus = info.status;
+  c.st.message = info.message;
+  recordStatusCheckFailure(c, what);
+}
+
 // Ray knows the job. Returns true when the decision is made.
 bool onRayAnswer(Ctx& c, const ray::JobInfo& info, const SubmitterState& sub) {
-  applyRayInfo(c, info, sub.finished);
+  if (ray::isKnownRayStatus(info.status))
+    applyRayInfo(c, info, sub.finished);
+  else
+    onUnknownRayStatus(c, info);
   if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return true;
   if (ray::isTerminalRayStatus(info.status) && !c.st.rayJobInfoEndTime.empty() &&
       c.passed(c.st.rayJobInfoEndTime, c.cfg.transitionGracePeriodMs)) {

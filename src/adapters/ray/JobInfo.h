@@ -17,4 +17,9 @@ struct JobInfo {
 // STOPPED, SUCCEEDED or FAILED.
 bool isTerminalRayStatus(const std::string& status);
 
+// One of the statuses Ray's Jobs API defines (a newer or broken Ray may answer another).
+inline bool isKnownRayStatus(const std::string& status) {
+  return status == "PENDING" || status == "RUNNING" || isTerminalRayStatus(status);
+}
+
 }  // namespace rayjournal::ray

@@ -126,6 +126,32 @@ TEST(DecideTest, StatusCheckTimeout) {
   }
 }
 
+// A status Ray's Jobs API does not define never leaves the RayJob Running for ever: it is
+// shown, warned about once, and fails the RayJob when the status check timeout passes.
+TEST(DecideTest, UnknownRayStatusFailsAfterTheStatusCheckTimeout) {
+  auto at = [](int64_t now, const std::string& since) {
+    Observed o = observed(runningDoc(since));
+    o.cluster = clusterOf({{"metadata",
+                 {{"name", "c"},
+                  {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}});
+    o.ray.asked = o.ray.reachable = true;
+    o.ray.info = ray::JobInfo{"j", "HALF_DONE", "?", 1000, 0};
+    return decide(o, {}, now, {});
+  };
+  Plan first = at(5000, "");
+  json st = writtenStatus(first);
+  EXPECT_EQ(st.value("jobStatus", ""), "HALF_DONE");
+  EXPECT_EQ(st.value("jobDeploymentStatus", ""), "Running");
+  EXPECT_EQ(st.value("jobStatusCheckFailureStartTime", ""), toRfc3339(5000));
+  bool warned = false;
+  for (const auto& e : first.events) warned = warned || e.reason == "UnknownRayJobStatus";
+  EXPECT_TRUE(warned) << "no Warning Event for the unknown status";
+  json later = writtenStatus(at(5000 + 300000, toRfc3339(5000)));
+  EXPECT_EQ(later.value("jobDeploymentStatus", ""), "Failed");
+  EXPECT_EQ(later.value("reason", ""), "JobStatusCheckTimeoutExceeded");
+  EXPECT_NE(later.value("message", "").find("HALF_DONE"), std::string::npos) << later.dump();
+}
+
 TEST(DecideTest, DecideIsDeterministic) {
   json doc = manifest();
   Plan a = decide(observed(doc), {}, 1234, {});
