@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
+#include <type_traits>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -11,28 +13,79 @@
 namespace rayjournal::controller {
 namespace {
 
+// What a value is, for an error message: `the string "three"`, `1.5`, `an object`.
+std::string describe(const json& v) {
+  if (v.is_string()) {
+    std::string text = v.get<std::string>();
+    return "the string " + json(text.size() > 40 ? text.substr(0, 40) + "..." : text).dump();
+  }
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  return std::string("an ") + v.type_name();  // an array, an object
+}
+
+bool allStrings(const json& v) {
+  return std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });
+}
+
+// Why v cannot be read as a T, as an API server with the CRD's schema would say it; nullopt
+// when it can. Integers must be integral and in range (nlohmann would truncate 1.5 and wrap
+// 2147483648 silently).
 template <typename T>
-T field(const json& object, const char* name, const T& fallback, const std::string& path) {
+std::optional<std::string> typeProblem(const json& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!v.is_string()) return "must be a string";
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) return "must be true or false";
+  } else if constexpr (std::is_integral_v<T>) {
+    const char* kind = sizeof(T) == 4 ? "an int32" : "an int64";
+    if (!v.is_number_integer()) return std::string("must be ") + kind + " integer";
+    bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                                       : v.get<int64_t>() >= std::numeric_limits<T>::min() &&
+                                             v.get<int64_t>() <= std::numeric_limits<T>::max();
+    if (!fits) return std::string("must be ") + kind + " integer (out of range)";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) return "must be a number";
+  } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
+    if (!v.is_object() || !allStrings(v)) return "must be a map of strings";
+  } else {
+    static_assert(std::is_same_v<T, std::vector<std::string>>);
+    if (!v.is_array() || !allStrings(v)) return "must be a list of strings";
+  }
+  return std::nullopt;
+}
+
+// Reads object[name] as a T, or the fallback when absent. A wrong type is recorded in
+// `problems` (and the fallback used) when given, else thrown as std::invalid_argument.
+template <typename T>
+T field(const json& object, const char* name, const T& fallback, const std::string& path,
+        std::vector<std::string>* problems = nullptr) {
   auto it = object.find(name);
   if (it == object.end() || it->is_null()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    throw std::invalid_argument(path + "." + name + " has the wrong type (" +
-                                std::string(it->type_name()) + ")");
+  if (auto problem = typeProblem<T>(*it)) {
+    std::string text = path + "." + name + ": " + *problem + ", not " + describe(*it);
+    if (!problems) throw std::invalid_argument(text);
+    problems->push_back(std::move(text));
+    return fallback;
   }
+  return it->get<T>();
 }
 
 template <typename T>
-std::optional<T> optionalField(const json& object, const char* name, const std::string& path) {
+std::optional<T> optionalField(const json& object, const char* name, const std::string& path,
+                               std::vector<std::string>* problems = nullptr) {
   auto it = object.find(name);
   if (it == object.end() || it->is_null()) return std::nullopt;
-  return field<T>(object, name, T{}, path);
+  if (typeProblem<T>(*it)) {
+    field<T>(object, name, T{}, path, problems);  // records or throws
+    return std::nullopt;
+  }
+  return it->get<T>();
 }
 
 std::map<std::string, std::string> stringMap(const json& object, const char* name,
-                                             const std::string& path) {
-  return field<std::map<std::string, std::string>>(object, name, {}, path);
+                                             const std::string& path,
+                                             std::vector<std::string>* problems = nullptr) {
+  return field<std::map<std::string, std::string>>(object, name, {}, path, problems);
 }
 
 // The member as a Document that keeps the whole document alive (aliasing shared_ptr).
@@ -160,29 +213,32 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   const json& spec = objectAt(doc, "spec");
   const std::string p = "spec";
   RayJobSpec& s = job.spec;
-  s.entrypoint = field<std::string>(spec, "entrypoint", "", p);
-  s.runtimeEnvYAML = field<std::string>(spec, "runtimeEnvYAML", "", p);
-  s.jobId = field<std::string>(spec, "jobId", "", p);
-  s.submissionModeText = field<std::string>(spec, "submissionMode", "K8sJobMode", p);
+  std::vector<std::string>* e = &job.specProblems;
+  if (doc.contains("spec") && !doc["spec"].is_object())
+    e->push_back("spec: must be an object, not " + describe(doc["spec"]));
+  s.entrypoint = field<std::string>(spec, "entrypoint", "", p, e);
+  s.runtimeEnvYAML = field<std::string>(spec, "runtimeEnvYAML", "", p, e);
+  s.jobId = field<std::string>(spec, "jobId", "", p, e);
+  s.submissionModeText = field<std::string>(spec, "submissionMode", "K8sJobMode", p, e);
   s.submissionMode = submissionModeFromName(s.submissionModeText);
   s.rayClusterSpec = sharedMember(job.raw, spec, "rayClusterSpec");
-  s.clusterSelector = stringMap(spec, "clusterSelector", p);
-  s.shutdownAfterJobFinishes = field<bool>(spec, "shutdownAfterJobFinishes", false, p);
-  s.ttlSecondsAfterFinished = field<int32_t>(spec, "ttlSecondsAfterFinished", 0, p);
-  s.activeDeadlineSeconds = optionalField<int32_t>(spec, "activeDeadlineSeconds", p);
-  s.preRunningDeadlineSeconds = optionalField<int32_t>(spec, "preRunningDeadlineSeconds", p);
-  s.backoffLimit = optionalField<int32_t>(spec, "backoffLimit", p);
+  s.clusterSelector = stringMap(spec, "clusterSelector", p, e);
+  s.shutdownAfterJobFinishes = field<bool>(spec, "shutdownAfterJobFinishes", false, p, e);
+  s.ttlSecondsAfterFinished = field<int32_t>(spec, "ttlSecondsAfterFinished", 0, p, e);
+  s.activeDeadlineSeconds = optionalField<int32_t>(spec, "activeDeadlineSeconds", p, e);
+  s.preRunningDeadlineSeconds = optionalField<int32_t>(spec, "preRunningDeadlineSeconds", p, e);
+  s.backoffLimit = optionalField<int32_t>(spec, "backoffLimit", p, e);
   s.submitterPodTemplate = sharedMember(job.raw, spec, "submitterPodTemplate");
   if (spec.contains("submitterConfig")) {
     s.submitterBackoffLimit = optionalField<int32_t>(objectAt(spec, "submitterConfig"),
-                                                     "backoffLimit", p + ".submitterConfig");
+                                                     "backoffLimit", p + ".submitterConfig", e);
   }
-  s.suspend = field<bool>(spec, "suspend", false, p);
-  s.managedBy = optionalField<std::string>(spec, "managedBy", p);
-  s.metadata = stringMap(spec, "metadata", p);
-  s.entrypointNumCpus = field<double>(spec, "entrypointNumCpus", 0, p);
-  s.entrypointNumGpus = field<double>(spec, "entrypointNumGpus", 0, p);
-  s.entrypointResources = field<std::string>(spec, "entrypointResources", "", p);
+  s.suspend = field<bool>(spec, "suspend", false, p, e);
+  s.managedBy = optionalField<std::string>(spec, "managedBy", p, e);
+  s.metadata = stringMap(spec, "metadata", p, e);
+  s.entrypointNumCpus = field<double>(spec, "entrypointNumCpus", 0, p, e);
+  s.entrypointNumGpus = field<double>(spec, "entrypointNumGpus", 0, p, e);
+  s.entrypointResources = field<std::string>(spec, "entrypointResources", "", p, e);
   s.deletionStrategyDocument = sharedMember(job.raw, spec, "deletionStrategy");
   s.deletionStrategy = deletionStrategyOf(s.deletionStrategyDocument.get());
   job.status = statusFromJson(objectAt(doc, "status"));

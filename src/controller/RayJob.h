@@ -115,12 +115,16 @@ struct RayJob {
   RayJobSpec spec;
   RayJobStatus status;
   std::shared_ptr<const nlohmann::json> raw;  // the document as read, shared with the cache
+  // Spec fields of the wrong type ("spec.backoffLimit: must be an int32 integer, not 1.5"),
+  // read as their defaults: validation fails the RayJob naming them.
+  std::vector<std::string> specProblems;
 
   bool hasFinalizer() const;
   std::string key() const { return ns + "/" + name; }
 };
 
-// Throws std::invalid_argument naming the field when a field has the wrong type.
+// Throws std::invalid_argument naming the field when a metadata or status field has the wrong
+// type; a spec field of the wrong type is recorded in specProblems instead.
 RayJob parseRayJob(const nlohmann::json& document);
 RayJob parseRayJob(std::shared_ptr<const nlohmann::json> document);
 // The status document to write (a WriteStatus intent's object).

@@ -193,6 +193,11 @@ std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
 
 std::optional<ValidationError> validateRayJob(const RayJob& job) {
   if (auto e = validateMetadata(job)) return e;
+  if (!job.specProblems.empty()) {
+    std::string all;
+    for (const auto& p : job.specProblems) all += (all.empty() ? "" : "; ") + p;
+    return spec(all);
+  }
   if (auto e = validateNumbers(job.spec)) return e;
   if (auto e = validateClusterSource(job.spec)) return e;
   if (auto e = validateModes(job.spec)) return e;

@@ -13,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (ControlPlane, FakeKubelet, Process, RayHead, free_port, run,  # noqa: E402
+from harness import (ApiError, ControlPlane, FakeKubelet, Process, RayHead, free_port, run,  # noqa: E402
                      wait_until)
 
 OPERATOR, REPLAY, ROOT = sys.argv[1:4]
@@ -420,6 +420,18 @@ class E2E(unittest.TestCase):
         out = self.cp.kubectl("apply", "--server-side", "--dry-run=server", "-n", self.ns,
                               "-f", os.path.join(deploy, "samples"))
         self.assertGreaterEqual(out.count("rayjob.ray.io/"), 5, out)
+
+    def test_crd_schema_refuses_wrongly_typed_fields_at_admission(self):
+        # What rayjournal's own reading calls ValidationFailed, the API server refuses first.
+        for field, value in [("backoffLimit", "three"), ("backoffLimit", 1.5),
+                             ("ttlSecondsAfterFinished", 2147483648), ("suspend", "yes"),
+                             ("entrypoint", 7)]:
+            with self.assertRaises(ApiError, msg=f"{field}: {value!r} was admitted") as caught:
+                self.kube.create("RayJob", rayjob(self.ns, "typed", **{field: value}))
+            self.assertEqual(caught.exception.status, 422, caught.exception)
+            self.assertIn(field, str(caught.exception))
+        self.kube.create("RayJob", rayjob(self.ns, "typed-ok", backoffLimit=2, suspend=True))
+        self.kube.delete("RayJob", self.ns, "typed-ok")
 
     def test_operator_with_deploy_rbac_only_and_metrics(self):
         deploy = os.path.join(ROOT, "deploy/operator")

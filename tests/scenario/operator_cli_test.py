@@ -2,6 +2,7 @@
 unreachable API server. Each must fail fast with an exit code and a message naming the cause.
 Usage: operator_cli_test.py OPERATOR"""
 
+import json
 import os
 import re
 import signal
@@ -88,6 +89,28 @@ class OperatorCli(unittest.TestCase):
                 self.assertEqual(code, 2, (name, out))
                 self.assertIn(cause, out, name)
                 self.assertIn(path, out, name)
+
+    def test_wrongly_typed_fields_end_in_validation_failed(self):
+        # Not refused at --apply (an API server without our CRD schema would take them too):
+        # each RayJob gets a ValidationFailed status naming the field, and the run comes to rest.
+        with tempfile.TemporaryDirectory() as d:
+            sample = open(os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "samples",
+                                       "rayjob-success.yaml")).read()
+            path = os.path.join(d, "typed.yaml")
+            with open(path, "w") as f:
+                for i, value in enumerate(['"three"', "2147483648", "1.5"]):
+                    f.write(sample.replace("name: rayjob-success", f"name: typed-{i}", 1)
+                            .replace("\nspec:\n", f"\nspec:\n  backoffLimit: {value}\n", 1) + "\n---\n")
+            summary = os.path.join(d, "summary.json")
+            code, out = self.run_operator(f"--apply={path}", "--exit-when-idle", "--timeout=60",
+                                          f"--cluster-dir={d}/cluster", f"--summary-json={summary}")
+            self.assertEqual(code, 0, out[-2000:])
+            jobs = {j["name"]: j for j in json.load(open(summary))}
+            self.assertEqual(len(jobs), 3, jobs)
+            for name, job in jobs.items():
+                self.assertEqual(job["jobDeploymentStatus"], "ValidationFailed", job)
+                self.assertIn("spec.backoffLimit: must be an int32 integer", job["message"])
+            self.assertIn("InvalidRayJobSpec", out)  # the Warning Event
 
     def test_yaml_bombs_are_refused_quickly(self):
         levels = ["a: &a [" + ",".join(['"lol"'] * 9) + "]"]

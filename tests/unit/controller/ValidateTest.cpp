@@ -21,6 +21,38 @@ std::string invalid(json doc) {
   return e ? e->message : "";
 }
 
+// A spec field of the wrong type is a validation failure naming the field, the expected type
+// and the value, never a RayJob left without a status; integers are neither truncated nor
+// wrapped.
+TEST(ValidateTest, WronglyTypedSpecFieldsAreNamedWithTheExpectedType) {
+  struct Case {
+    const char* field;
+    json value;
+    const char* says;
+  };
+  for (const Case& c : {Case{"backoffLimit", "three", "spec.backoffLimit: must be an int32 integer, not the string \"three\""},
+                        Case{"backoffLimit", 2147483648u, "spec.backoffLimit: must be an int32 integer (out of range), not 2147483648"},
+                        Case{"backoffLimit", 1.5, "spec.backoffLimit: must be an int32 integer, not 1.5"},
+                        Case{"activeDeadlineSeconds", -2147483649LL, "(out of range)"},
+                        Case{"shutdownAfterJobFinishes", "yes", "spec.shutdownAfterJobFinishes: must be true or false"},
+                        Case{"entrypoint", 7, "spec.entrypoint: must be a string, not 7"},
+                        Case{"entrypointNumCpus", "1", "spec.entrypointNumCpus: must be a number"},
+                        Case{"clusterSelector", json{{"a", 1}}, "spec.clusterSelector: must be a map of strings"}}) {
+    json doc = manifest();
+    doc["spec"][c.field] = c.value;
+    RayJob job;
+    ASSERT_NO_THROW(job = parseRayJob(doc)) << c.field;
+    auto e = validateRayJob(job);
+    ASSERT_TRUE(e) << c.field << " = " << c.value.dump() << " was accepted";
+    EXPECT_EQ(e->reason, "InvalidRayJobSpec");
+    EXPECT_NE(e->message.find(c.says), std::string::npos) << e->message;
+  }
+  json doc = manifest();
+  doc["spec"]["backoffLimit"] = 2147483647;
+  EXPECT_EQ(parseRayJob(doc).spec.backoffLimit, 2147483647);
+  EXPECT_FALSE(validateRayJob(parseRayJob(doc)));
+}
+
 TEST(ValidateTest, V1_NameLengthAndDns1035) {
   json doc = manifest();
   doc["metadata"]["name"] = std::string(48, 'a');
