@@ -1,6 +1,8 @@
 #include "controller/RayClusterDecide.h"
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "controller/RayClusterBuild.h"
 #include "model/Names.h"
@@ -16,26 +18,54 @@ struct GroupTally {
   int64_t available = 0;
 };
 
-// One worker group: plans the missing Pods (within the batch) and the surplus deletions.
-GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group,
-                     const PodsByName& pods, ClusterPlan& plan) {
-  GroupTally tally{group.desired, 0, 0};
-  int64_t present = 0;
+struct GroupPod {
+  uint64_t index;
+  const std::string* name;
+  const PodView* pod;
+};
+
+// This group's Pods (by the name rule), lowest index first; the autoscaler's workersToDelete
+// are deleted on the way and left out.
+std::vector<GroupPod> keptGroupPods(const RayClusterView& cluster, const WorkerGroupView& group,
+                                    const PodsByName& pods, ClusterPlan& plan) {
+  std::vector<GroupPod> kept;
   for (const auto& [podName, pod] : pods) {
     auto index = model::workerPodIndex(podName, cluster.name, group.name);
     if (!index) continue;  // the head, another group's, or a foreign Pod: not this group's
-    if (int64_t(*index) >= tally.desired) {
+    if (group.workersToDelete.count(podName)) {
       if (!pod->deleting) plan.deletePods.push_back(podName);
       continue;
     }
-    ++present;  // an unhealthy Pod still holds its name until it is gone
-    if (pod->unhealthy && !pod->deleting) plan.deletePods.push_back(podName);
-    if (pod->ready) ++tally.ready;
-    if (pod->running) ++tally.available;
+    kept.push_back({*index, &podName, pod});
   }
-  for (int64_t i = 0; present < tally.desired && i < tally.desired; ++i) {
+  std::sort(kept.begin(), kept.end(),
+            [](const GroupPod& a, const GroupPod& b) { return a.index < b.index; });
+  return kept;
+}
+
+// One worker group: deletes the workersToDelete, the surplus (highest index first) and the
+// unhealthy, and plans the missing Pods at the lowest free indices (within the batch).
+GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group,
+                     const PodsByName& pods, ClusterPlan& plan) {
+  GroupTally tally{group.desired, 0, 0};
+  std::vector<GroupPod> kept = keptGroupPods(cluster, group, pods, plan);
+  // A Pod being deleted still holds its name, so it counts until it is gone.
+  while (int64_t(kept.size()) > tally.desired) {
+    if (!kept.back().pod->deleting) plan.deletePods.push_back(*kept.back().name);
+    kept.pop_back();
+  }
+  for (const auto& k : kept) {
+    if (k.pod->unhealthy && !k.pod->deleting) plan.deletePods.push_back(*k.name);
+    if (k.pod->ready) ++tally.ready;
+    if (k.pod->running) ++tally.available;
+  }
+  int64_t present = int64_t(kept.size());
+  const int64_t lastIndex = tally.desired + int64_t(pods.size() + group.workersToDelete.size());
+  for (int64_t i = 0; present < tally.desired && i < lastIndex; ++i) {
     std::string podName = model::workerPodName(cluster.name, group.name, uint64_t(i));
-    if (pods.count(podName)) continue;
+    // In use, still being deleted, or on the autoscaler's list (a new Pod of that name would
+    // be deleted by the next reconcile until the autoscaler clears the list).
+    if (pods.count(podName) || group.workersToDelete.count(podName)) continue;
     if (plan.creates.size() >= kMaxPodCreatesPerReconcile) {
       plan.more = true;
       break;

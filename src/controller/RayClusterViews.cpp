@@ -71,7 +71,9 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster,
   for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
     const json& name = memberAt(group, "groupName");
     v.groups.push_back({name.is_string() ? name.get<std::string>() : "workers",
-                        desiredWorkers(group), hostsOf(group), part(cluster, group)});
+                        desiredWorkers(group), hostsOf(group), part(cluster, group), {}});
+    for (const auto& pod : arrayAt(objectAt(group, "scaleStrategy"), "workersToDelete"))
+      if (pod.is_string()) v.groups.back().workersToDelete.insert(pod.get<std::string>());
   }
   v.raw = model::Document(std::move(cluster));
   for (const auto& p : pods) o.pods.push_back(podView(*p));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct WorkerGroupView {
   int64_t desired = 0;  // desiredWorkers(): clamped, x numOfHosts, 0 when suspended
   int64_t hosts = 1;    // numOfHosts: Pods per replica
   model::Document spec;
+  // scaleStrategy.workersToDelete: Pods the autoscaler chose to remove (deleted whatever the
+  // replica count, as KubeRay does; only this group's own Pods, unlike KubeRay).
+  std::set<std::string> workersToDelete;
 };
 
 struct RayClusterView {

@@ -19,7 +19,7 @@ namespace {
 
 std::mutex gMu;
 std::condition_variable gCv;
-volatile std::sig_atomic_t gSignal = 0;
+std::atomic<int> gSignal{0};  // lock-free, so async-signal-safe and readable from any thread
 std::atomic<bool> gLostLeadership{false};
 
 void onSignal(int signal) {

@@ -2,6 +2,8 @@
 // suspended worker groups, and the head Service with the dashboard port.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "controller/CachedPod.h"
@@ -109,9 +111,34 @@ TEST(RayClusterDecideTest, SuspendedOrShrunkGroupsLoseTheirPods) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
   ClusterPlan suspended = decideOn(cluster(2, true), shared(pods), true);
+  std::sort(suspended.deletePods.begin(), suspended.deletePods.end());
   EXPECT_EQ(suspended.deletePods, (std::vector<std::string>{"c1-gpu-worker-0", "c1-gpu-worker-1"}));
   ClusterPlan shrunk = decideOn(cluster(1), shared(pods), true);
   EXPECT_EQ(shrunk.deletePods, (std::vector<std::string>{"c1-gpu-worker-1"}));
+}
+
+// The autoscaler's scaleStrategy.workersToDelete: exactly those Pods go (not the highest index),
+// a replacement takes the lowest free index not on the list when replicas did not drop, and a
+// name that is not
+// this group's worker is left alone (KubeRay would delete any Pod of that name).
+TEST(RayClusterDecideTest, WorkersToDeleteAreTheOnesDeleted) {
+  std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
+                         pod("c1-gpu-worker-1", true), pod("c1-gpu-worker-2", true),
+                         pod("someone-elses-pod", true)};
+  json scaledDown = cluster(2);
+  scaledDown["spec"]["workerGroupSpecs"][0]["scaleStrategy"]["workersToDelete"] =
+      json::array({"c1-gpu-worker-1", "someone-elses-pod"});
+  ClusterPlan plan = decideOn(scaledDown, shared(pods), true);
+  EXPECT_EQ(plan.deletePods, std::vector<std::string>{"c1-gpu-worker-1"});
+  EXPECT_TRUE(plan.creates.empty());
+  json same = cluster(3);
+  same["spec"]["workerGroupSpecs"][0]["scaleStrategy"]["workersToDelete"] =
+      json::array({"c1-gpu-worker-0"});
+  pods.erase(pods.begin() + 1);  // worker-0 is gone
+  ClusterPlan refill = decideOn(same, shared(pods), true);
+  EXPECT_TRUE(refill.deletePods.empty());
+  // Not worker-0 again: the autoscaler's list still names it.
+  EXPECT_EQ(createdNames(refill), std::vector<std::string>{"Pod c1-gpu-worker-3"});
 }
 
 TEST(RayClusterDecideTest, NothingWhileBeingDeleted) {
