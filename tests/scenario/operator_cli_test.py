@@ -23,6 +23,17 @@ def closed_port():
         return s.getsockname()[1]
 
 
+def kubeconfig_for(port):
+    """A kubeconfig for an API server on 127.0.0.1:port (token auth, TLS unverified)."""
+    return f"""apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{port}", insecure-skip-tls-verify: true}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
+"""
+
+
 class OperatorCli(unittest.TestCase):
     def run_operator(self, *args):
         with tempfile.TemporaryDirectory() as d:
@@ -189,13 +200,7 @@ class OperatorCli(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             config = f"{d}/kubeconfig"
             with open(config, "w") as f:
-                f.write(f"""apiVersion: v1
-kind: Config
-current-context: c
-clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{port}", insecure-skip-tls-verify: true}}}}]
-users: [{{name: u, user: {{token: t}}}}]
-contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
-""")
+                f.write(kubeconfig_for(port))
             p = subprocess.Popen([OPERATOR, f"--journal-dir={d}/j", f"--kubeconfig={config}",
                                   "--kube-api-timeout-ms=120000", "--log-level=info",
                                   "--metrics-bind-address=0"],
@@ -256,13 +261,7 @@ contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
     def test_unreachable_api_server(self):
         port = closed_port()
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-            f.write(f"""apiVersion: v1
-kind: Config
-current-context: c
-clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{port}", insecure-skip-tls-verify: true}}}}]
-users: [{{name: u, user: {{token: t}}}}]
-contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
-""")
+            f.write(kubeconfig_for(port))
         try:
             code, out = self.run_operator(f"--kubeconfig={f.name}", "--kube-api-timeout-ms=2000")
         finally:
