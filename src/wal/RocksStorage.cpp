@@ -234,6 +234,14 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
   }
   if (!status.ok()) {
     std::string text = status.ToString();
+    if (status.IsIOError() && (text.find("Permission denied") != std::string::npos ||
+                               text.find("Read-only file system") != std::string::npos)) {
+      throw JournalError("journal " + dir + " cannot be written: " +
+                         (text.find("Read-only") != std::string::npos
+                              ? std::string("the file system is read-only")
+                              : "permission denied for user " + std::to_string(geteuid())) +
+                         "; the operator needs to write its journal directory (" + text + ")");
+    }
     if (status.IsIOError() && text.find("lock") != std::string::npos) {
       std::string owner = readOwner(dir);
       throw JournalError("journal " + dir + " is locked by another process" +

@@ -224,6 +224,27 @@ class OperatorCli(unittest.TestCase):
                     p.kill()
                 hang.close()
 
+    def test_journal_directory_it_cannot_write(self):
+        # Named as what it is, not as "locked by another process" (RocksDB's LOCK file is the
+        # first thing it fails to open). Root ignores file modes, so root runs it as nobody.
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o755)
+            p = subprocess.run([OPERATOR, f"--journal-dir={d}/j", f"--cluster-dir={d}/c",
+                                "--exit-when-idle"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            subprocess.run(["chmod", "-R", "a-w", f"{d}/j"], check=True)
+            os.makedirs(f"{d}/c2")
+            os.chmod(f"{d}/c2", 0o777)
+            as_nobody = (lambda: os.setuid(65534)) if os.geteuid() == 0 else None
+            p = subprocess.run([OPERATOR, f"--journal-dir={d}/j", f"--cluster-dir={d}/c2",
+                                "--exit-when-idle"], capture_output=True, text=True, timeout=60,
+                               preexec_fn=as_nobody)
+            out = p.stdout + p.stderr
+            self.assertEqual(p.returncode, 3, out[-2000:])
+            self.assertIn(f"journal {d}/j cannot be written", out)
+            self.assertNotIn("locked by another process", out)
+            subprocess.run(["chmod", "-R", "u+w", f"{d}/j"], check=True)
+
     def test_missing_kubeconfig(self):
         code, out = self.run_operator("--kubeconfig=/nonexistent/config")
         self.assertEqual(code, 2)
