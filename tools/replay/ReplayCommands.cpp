@@ -62,7 +62,7 @@ void requireClusterStore(const std::string& clusterDir) {
   if (!std::filesystem::is_directory(clusterDir, ec))
     throw ClusterDirError{"cluster directory " + clusterDir + " does not exist; pass the " +
                           "--cluster-dir the operator ran with"};
-  if (!std::filesystem::exists(clusterDir + "/objects.jsonl", ec))
+  if (!std::filesystem::exists(sim::SimKube::storeFile(clusterDir), ec))
     throw ClusterDirError{"cluster directory " + clusterDir + " holds no embedded cluster " +
                           "store (objects.jsonl is missing); pass the --cluster-dir the operator " +
                           "ran with"};

@@ -8,6 +8,11 @@
 namespace rayjournal::kube {
 namespace {
 
+// The wait before the (n+1)-th retry of a watch: 200 ms doubling, at most 5 s.
+std::chrono::milliseconds watchBackoff(int n) {
+  return std::chrono::milliseconds(std::min(5000, 200 << std::min(std::max(n, 0), 5)));
+}
+
 struct Resource {
   const char* prefix;  // "/api/v1" or "/apis/GROUP/VERSION"
   const char* plural;
@@ -360,7 +365,7 @@ void KubeRestClient::watchLoop(std::string kind, WatchCallback callback) {
       if (!pauseAfterFruitlessStream(kind, w, std::chrono::steady_clock::now() - began)) break;
     } catch (const std::exception& e) {
       if (stopping_) break;
-      auto backoff = std::chrono::milliseconds(std::min(5000, 200 << std::min(w.failures, 5)));
+      auto backoff = watchBackoff(w.failures);
       ++w.failures;
       spdlog::warn("watch {}: {}; retrying in {} ms", kind, e.what(), backoff.count());
       if (sleepUnlessStopped(backoff)) break;
@@ -376,7 +381,7 @@ bool KubeRestClient::pauseAfterFruitlessStream(const std::string& kind, WatchSta
     return true;
   }
   if (++w.fruitless < 2) return true;  // one 410 is routine: relist at once
-  auto pause = std::chrono::milliseconds(std::min(5000, 200 << std::min(w.fruitless - 2, 5)));
+  auto pause = watchBackoff(w.fruitless - 2);
   spdlog::warn("watch {}: {} streams in a row ended without an event{}; waiting {} ms", kind,
                w.fruitless, w.gone ? " (410 Gone right after a relist)" : "", pause.count());
   return !sleepUnlessStopped(pause);

@@ -71,7 +71,7 @@ std::string SimKube::keyOf(const std::string& kind, const std::string& ns,
 
 // Replays the change log, then rewrites it compacted so it does not grow without bound.
 void SimKube::load(bool readOnly) {
-  std::string path = dir_ + "/objects.jsonl";
+  std::string path = storeFile(dir_);
   {
     std::ifstream in(path);
     std::string line;

@@ -36,6 +36,8 @@ class SimKube : public kube::KubeClient {
   // with readOnly it only loads (tools inspecting a running operator's cluster).
   SimKube(const Clock& clock, std::string dir = "", bool readOnly = false);
   ~SimKube() override;
+  // The file an embedded cluster keeps in dir (its presence says an operator ran there).
+  static std::string storeFile(const std::string& dir) { return dir + "/objects.jsonl"; }
 
   std::optional<json> get(const std::string& kind, const std::string& ns,
                           const std::string& name) override;
