@@ -27,6 +27,10 @@ double rssMb() {
   return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
+// Heap bytes in use now (glibc's count of live allocations): unlike RSS it is not blurred by
+// pages the allocator keeps or shares between the operator and the simulated cluster.
+double heapInUseMb() { return double(mallinfo2().uordblks) / (1024.0 * 1024.0); }
+
 json bigCluster(int64_t replicas) {
   json container = {{"name", "ray-worker"},
                     {"image", "rayproject/ray:2.60.0"},
@@ -49,7 +53,13 @@ json bigCluster(int64_t replicas) {
                            {"template", {{"spec", {{"containers", json::array({container})}}}}}}})}}}};
 }
 
-size_t podCount(sim::SimKube& kube) { return kube.list("Pod", "default").size(); }
+// Counted under the simulated server's lock without copying a Pod (a list would copy every one
+// and the copies' allocator slack would be counted as the operator's).
+size_t podCount(sim::SimKube& kube) {
+  size_t pods = 0;
+  kube.listWhere("Pod", [&](const json&) { return ++pods, false; });
+  return pods;
+}
 
 }  // namespace
 
@@ -86,6 +96,7 @@ json runClusterScale(const ClusterScaleOptions& o) {
   double seconds = elapsed();
   size_t pods = podCount(kube);
   double all = rssMb();
+  double heapAll = heapInUseMb();
   stack->stop();
   // What remains without the operator is the simulated cluster holding the Pods: the
   // difference is the operator's own share (cache index, queues, journal, allocator slack).
@@ -93,6 +104,7 @@ json runClusterScale(const ClusterScaleOptions& o) {
   journal.reset();
   malloc_trim(0);
   double worldOnly = rssMb();
+  double heapWorldOnly = heapInUseMb();
   std::filesystem::remove_all(o.dir);
   if (pods < want)
     throw std::runtime_error("only " + std::to_string(pods) + " of " + std::to_string(want) +
@@ -106,6 +118,7 @@ json runClusterScale(const ClusterScaleOptions& o) {
           {"pods", pods},
           {"kb_per_pod_all_pods", 1024.0 * (all - idle) / double(pods)},
           {"operator_rss_mb_all_pods", all - worldOnly},
+          {"operator_heap_mb_all_pods", heapAll - heapWorldOnly},
           {"simulated_cluster_rss_mb_all_pods", worldOnly - idle},
           {"note",
            "one process: rss_above_idle counts the simulated API server's Pods too; "

@@ -99,10 +99,11 @@ events::OutcomeBody Executor::outcomeOf(const Subject& s, Intent& intent, uint64
   auto fail = [&](events::Result how, const std::string& why) {
     outcome.result = how;
     outcome.detail = why;
+    // The first failure names the reconcile's error (a status written after it may fail too).
+    if (result.ok) result.error = actionName(intent.action) + " " + intent.target + ": " + why;
     result.ok = false;
-    result.error = actionName(intent.action) + " " + intent.target + ": " + why;
   };
-  if (!result.ok) {
+  if (!result.ok && !intent.runsAfterFailure) {
     outcome.result = events::Result::Abandoned;
     outcome.detail = "an earlier intent of the same decision failed";
     return outcome;

@@ -25,6 +25,9 @@ struct Intent {
   Action action;
   std::string target;        // name of the object (or submission id) acted on
   model::ApiObject object;  // the object to create, the status to write, or the request for Ray
+  // Carried out even when an earlier intent of its decision failed (a RayCluster's status,
+  // which must show that failure), instead of being abandoned.
+  bool runsAfterFailure = false;
   // What is journaled of it (identity, not whole objects); why and rayjob are the Executor's.
   events::IntentBody journalBody() const;
 };

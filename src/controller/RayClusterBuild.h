@@ -29,10 +29,13 @@ struct ClusterTally {
   int64_t desired = 0;
   int64_t ready = 0;      // worker Pods Running and Ready
   int64_t available = 0;  // worker Pods Running
+  bool changesPods = false;  // this pass creates or deletes Pods
 };
 // The status to write (state, replica counts, desired resources, head, endpoints, conditions,
 // state transition times, observedGeneration), or null when it equals the cluster's current
-// status apart from lastUpdateTime.
+// status apart from lastUpdateTime. RayClusterReplicaFailure is True while the last Pod create
+// or delete failed and Pods still have to change; with nothing left to change it goes, as
+// KubeRay removes it after a reconcile without error.
 model::ApiObject clusterStatusFor(const ClusterObserved& observed, const ClusterTally& tally);
 
 }  // namespace rayjournal::controller

@@ -107,6 +107,9 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   tally.headReady = tally.headFound && head->second->ready;
   if (tally.headFound) tally.headIP = head->second->ip;
   tally.allReady = tally.headReady && tally.ready == tally.desired;
+  tally.changesPods = !plan.deletePods.empty() ||
+                      std::any_of(plan.creates.begin(), plan.creates.end(),
+                                  [](const auto& c) { return c.first == "Pod"; });
   plan.status = clusterStatusFor(o, tally);
   plan.why = tally.allReady ? "all " + std::to_string(tally.desired + 1) + " Pods ready"
                             : "waiting for Pods: head " +

@@ -152,6 +152,10 @@ void writeConditions(json& status, const ClusterObserved& o, const ClusterTally&
                  old, o.nowMs),
        condition("RayClusterSuspended", false, "RayClusterSuspended", "", old, o.nowMs),
        condition("RayClusterSuspending", false, "RayClusterSuspending", "", old, o.nowMs)});
+  const ReplicaFailure& failure = o.replicaFailure;
+  if (t.changesPods && !failure.reason.empty())
+    status["conditions"].push_back(condition("RayClusterReplicaFailure", true, failure.reason,
+                                             failure.message, old, o.nowMs));
 }
 
 }  // namespace

@@ -29,6 +29,14 @@ bool rayContainerTerminated(const json& pod) {
   return false;
 }
 
+
+// A member as a Document that keeps the whole cluster alive (aliasing shared_ptr).
+model::Document part(const std::shared_ptr<const json>& whole, const json& member) {
+  return model::Document(std::shared_ptr<const json>(whole, &member));
+}
+
+}  // namespace
+
 PodView podView(const json& pod) {
   PodView v;
   v.name = stringAt(objectAt(pod, "metadata"), "name");
@@ -46,15 +54,16 @@ PodView podView(const json& pod) {
   return v;
 }
 
-// A member as a Document that keeps the whole cluster alive (aliasing shared_ptr).
-model::Document part(const std::shared_ptr<const json>& whole, const json& member) {
-  return model::Document(std::shared_ptr<const json>(whole, &member));
-}
-
-}  // namespace
-
 ClusterObserved clusterObserved(std::shared_ptr<const json> cluster,
                                 const std::vector<std::shared_ptr<const json>>& pods,
+                                std::shared_ptr<const json> headService,
+                                const ClusterContext& context) {
+  std::vector<PodView> views;
+  for (const auto& p : pods) views.push_back(podView(*p));
+  return clusterObserved(std::move(cluster), std::move(views), std::move(headService), context);
+}
+
+ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector<PodView> pods,
                                 std::shared_ptr<const json> headService,
                                 const ClusterContext& context) {
   ClusterObserved o;
@@ -76,7 +85,7 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster,
       if (pod.is_string()) v.groups.back().workersToDelete.insert(pod.get<std::string>());
   }
   v.raw = model::Document(std::move(cluster));
-  for (const auto& p : pods) o.pods.push_back(podView(*p));
+  o.pods = std::move(pods);
   if (headService) o.headService = model::Document(std::move(headService));
   o.nowMs = context.nowMs;
   return o;

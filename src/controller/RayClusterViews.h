@@ -45,11 +45,19 @@ struct RayClusterView {
   std::vector<WorkerGroupView> groups;
 };
 
+// The last Pod create or delete of the cluster that failed, as the journal knows it, until a
+// later one lands; empty reason: none.
+struct ReplicaFailure {
+  std::string reason;   // KubeRay's: FailedCreateHeadPod, FailedDeleteWorkerPod, ...
+  std::string message;  // the reason, a newline, the API server's error
+};
+
 struct ClusterObserved {
   RayClusterView cluster;
   std::vector<PodView> pods;  // Pods the cluster owns (by owner uid)
   model::Document headService;  // null when it does not exist
   int64_t nowMs = 0;            // from the Clock: stamps state transitions
+  ReplicaFailure replicaFailure;  // from the projection
   bool headServiceExists() const { return !headService.isNull(); }
 };
 
@@ -59,6 +67,13 @@ struct ClusterContext {
   int64_t nowMs = 0;
 };
 
+// What the decision reads of one Pod (a few bytes of a document of kilobytes).
+PodView podView(const nlohmann::json& pod);
+
+ClusterObserved clusterObserved(std::shared_ptr<const nlohmann::json> cluster,
+                                std::vector<PodView> pods,
+                                std::shared_ptr<const nlohmann::json> headService,
+                                const ClusterContext& context = {});
 ClusterObserved clusterObserved(std::shared_ptr<const nlohmann::json> cluster,
                                 const std::vector<std::shared_ptr<const nlohmann::json>>& pods,
                                 std::shared_ptr<const nlohmann::json> headService,

@@ -7,7 +7,8 @@
 namespace rayjournal::projection {
 namespace {
 
-constexpr char kMagic[] = "RJP3";    // RayJobs, then RayClusters
+constexpr char kMagic[] = "RJP4";    // RayJobs, then RayClusters, each with its replica failure
+constexpr char kMagicV3[] = "RJP3";  // RayJobs, then RayClusters
 constexpr char kMagicV2[] = "RJP2";  // RayJobs only (before the RayCluster side was journaled)
 
 class Out {
@@ -108,9 +109,11 @@ void encodeJob(Out& out, const JobState& s) {
   out.str(s.lastRayStatus);
   out.str(s.lastDeploymentStatus);
   out.u(uint64_t(s.drifts));
+  out.str(s.replicaFailureReason);
+  out.str(s.replicaFailureMessage);
 }
 
-JobState decodeJob(In& in) {
+JobState decodeJob(In& in, bool withReplicaFailure) {
   JobState s;
   s.uid = in.str();
   s.attempt = uint32_t(in.u());
@@ -160,13 +163,18 @@ JobState decodeJob(In& in) {
   s.lastRayStatus = in.str();
   s.lastDeploymentStatus = in.str();
   s.drifts = int(in.u());
+  if (withReplicaFailure) {
+    s.replicaFailureReason = in.str();
+    s.replicaFailureMessage = in.str();
+  }
   return s;
 }
 
 }  // namespace
 
 bool isBinaryCheckpoint(const std::string& bytes) {
-  return bytes.compare(0, 4, kMagic) == 0 || bytes.compare(0, 4, kMagicV2) == 0;
+  return bytes.compare(0, 4, kMagic) == 0 || bytes.compare(0, 4, kMagicV3) == 0 ||
+         bytes.compare(0, 4, kMagicV2) == 0;
 }
 
 namespace {
@@ -179,10 +187,10 @@ void encodeStates(Out& out, const std::map<std::string, JobState>& states) {
   }
 }
 
-void decodeStates(In& in, std::map<std::string, JobState>& states) {
+void decodeStates(In& in, std::map<std::string, JobState>& states, bool withReplicaFailure) {
   for (uint64_t n = in.u(); n > 0; --n) {
     std::string key = in.str();
-    states.emplace_hint(states.end(), std::move(key), decodeJob(in));
+    states.emplace_hint(states.end(), std::move(key), decodeJob(in, withReplicaFailure));
   }
 }
 
@@ -200,12 +208,13 @@ std::string encodeCheckpoint(const ProjectionStates& states, uint64_t appliedThr
 void decodeCheckpoint(const std::string& bytes, ProjectionStates& states,
                       uint64_t& appliedThrough) {
   if (!isBinaryCheckpoint(bytes))
-    throw std::invalid_argument("checkpoint: not an RJP2/RJP3 projection checkpoint");
+    throw std::invalid_argument("checkpoint: not an RJP2/RJP3/RJP4 projection checkpoint");
+  const bool v4 = bytes.compare(0, 4, kMagic) == 0;
   In in(bytes);
   in.skip(4);
   appliedThrough = in.u();
-  decodeStates(in, states.jobs);
-  if (bytes.compare(0, 4, kMagic) == 0) decodeStates(in, states.clusters);
+  decodeStates(in, states.jobs, v4);
+  if (v4 || bytes.compare(0, 4, kMagicV3) == 0) decodeStates(in, states.clusters, v4);
   if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes");
 }
 

@@ -1,5 +1,5 @@
-// Binary encoding of the projection for checkpoints (format "RJP3"; "RJP2", without the
-// RayCluster section, is still read; both documented in
+// Binary encoding of the projection for checkpoints (format "RJP4"; "RJP3", without replica
+// failures, and "RJP2", without the RayCluster section, are still read; documented in
 // src/wal/FORMAT.md). Several times faster to load than a JSON/CBOR document, which is what
 // bounds restart time with many live RayJobs. Deterministic: the same state gives the same bytes.
 #pragma once

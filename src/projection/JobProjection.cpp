@@ -5,6 +5,7 @@
 
 #include "events/EventCodec.h"
 #include "model/JsonAccess.h"
+#include "model/Names.h"
 #include "projection/CheckpointCodec.h"
 
 namespace rayjournal::projection {
@@ -76,7 +77,9 @@ json stateToJson(const JobState& s) {
           {"stop_requests", s.stopRequests},
           {"last_ray_status", s.lastRayStatus},
           {"last_deployment_status", s.lastDeploymentStatus},
-          {"drifts", s.drifts}};
+          {"drifts", s.drifts},
+          {"replica_failure_reason", s.replicaFailureReason},
+          {"replica_failure_message", s.replicaFailureMessage}};
 }
 
 JobState stateFromJson(const json& j) {
@@ -99,6 +102,8 @@ JobState stateFromJson(const json& j) {
   s.lastRayStatus = j["last_ray_status"];
   s.lastDeploymentStatus = j["last_deployment_status"];
   s.drifts = j["drifts"];
+  s.replicaFailureReason = j.value("replica_failure_reason", "");
+  s.replicaFailureMessage = j.value("replica_failure_message", "");
   return s;
 }
 
@@ -161,6 +166,8 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
     job.intents.erase(oldest);
   }
   bool ok = events::landed(body.result);
+  if (f.action == events::Action::CreatePod || f.action == events::Action::DeletePod)
+    notePodOutcome(job, r.object.name, f, body);
   if (ok && f.action == events::Action::SubmitRayJob) job.submissions.emplace(f.target, r.timeMs);
   if (ok && f.action == events::Action::WriteStatus) {
     auto status = f.status.find("jobDeploymentStatus");
@@ -169,6 +176,22 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
   }
   // Only an intent still in doubt needs the status it meant to write (recovery compares it).
   f.status.clear();
+}
+
+void JobProjection::notePodOutcome(JobState& cluster, const std::string& clusterName,
+                                   const IntentFact& f, const events::OutcomeBody& body) {
+  if (events::landed(body.result)) {
+    cluster.replicaFailureReason.clear();
+    cluster.replicaFailureMessage.clear();
+    return;
+  }
+  if (body.result != events::Result::Error) return;  // abandoned: it never ran
+  const bool head = f.target == model::headPodName(clusterName);
+  cluster.replicaFailureReason =
+      std::string(f.action == events::Action::CreatePod ? "FailedCreate" : "FailedDelete") +
+      (head ? "HeadPod" : "WorkerPod");
+  cluster.replicaFailureMessage =
+      (cluster.replicaFailureReason + "\n" + body.detail).substr(0, kMaxFailureMessage);
 }
 
 void JobProjection::applyObservation(JobState& job, const wal::Record& r) {

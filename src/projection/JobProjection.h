@@ -54,7 +54,14 @@ struct JobState {
   std::string lastRayStatus;
   std::string lastDeploymentStatus;  // from the last status write known to have landed
   int drifts = 0;
+  // RayClusters: the last Pod create or delete that failed, until a later one lands (KubeRay's
+  // RayClusterReplicaFailure condition). Reason as KubeRay's (FailedCreateHeadPod, ...);
+  // message: the reason, a newline, the error (Go's errors.Join), at most kMaxFailureMessage.
+  std::string replicaFailureReason;
+  std::string replicaFailureMessage;
 };
+
+inline constexpr size_t kMaxFailureMessage = 1024;
 
 // The projection's whole state, as a checkpoint holds it.
 struct ProjectionStates {
@@ -93,6 +100,8 @@ class JobProjection : public Projection {
   void applyIntent(JobState& job, const wal::Record& r);
   void applyOutcome(JobState& job, const wal::Record& r);
   void applyObservation(JobState& job, const wal::Record& r);
+  static void notePodOutcome(JobState& cluster, const std::string& clusterName,
+                             const IntentFact& f, const events::OutcomeBody& body);
 
   mutable std::mutex mu_;
   std::map<std::string, JobState> jobs_;

@@ -23,7 +23,7 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
   for (auto& pod : decided.deletePods)
     plan.intents.push_back({Action::DeletePod, std::move(pod), nullptr});
   if (decided.status)
-    plan.intents.push_back({Action::WriteStatus, cluster, std::move(decided.status)});
+    plan.intents.push_back({Action::WriteStatus, cluster, std::move(decided.status), true});
   plan.why = std::move(decided.why);
   if (decided.more) plan.requeueAfterMs = 0;  // the next batch of Pods
   return plan;
@@ -60,9 +60,13 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   const nlohmann::json& spec = controller::objectAt(*cluster, "spec");
   kube::Snapshot headService =
       kube_.getSnapshot("Service", ns, controller::headServiceNameOf(name, spec));
+  std::vector<controller::PodView> pods;
+  kube_.forEachOwned("Pod", ns, subject.uid,
+                     [&](const nlohmann::json& pod) { pods.push_back(controller::podView(pod)); });
   controller::ClusterObserved observed = controller::clusterObserved(
-      cluster, kube_.listOwned("Pod", ns, subject.uid), headService,
-      {context_.clusterDomain, clock_.nowMs()});
+      cluster, std::move(pods), headService, {context_.clusterDomain, clock_.nowMs()});
+  if (auto journaled = projection_.cluster(key); journaled && journaled->uid == subject.uid)
+    observed.replicaFailure = {journaled->replicaFailureReason, journaled->replicaFailureMessage};
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
   bool changesPods = !plan.intents.empty() && plan.intents.front().action != Action::WriteStatus;
   if (changesPods) spdlog::info("RayCluster {}: {}", key, plan.why);

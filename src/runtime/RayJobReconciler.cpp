@@ -28,6 +28,7 @@ Observed RayJobReconciler::observe(RayJob parsed) {
     if (auto cluster = kube_.getSnapshot("RayCluster", job.ns, st.rayClusterName)) {
       const std::string service =
           headServiceNameOf(st.rayClusterName, objectAt(*cluster, "spec"));
+      if (job.spec.submissionMode == SubmissionMode::SidecarMode) observeHeadPods(o, *cluster);
       o.cluster = clusterView(std::move(cluster), job.uid);
       if (auto svc = kube_.getSnapshot("Service", job.ns, service))
         o.headService = serviceView(std::move(svc));
@@ -36,11 +37,6 @@ Observed RayJobReconciler::observe(RayJob parsed) {
   if (job.spec.submissionMode == SubmissionMode::K8sJobMode && !st.jobId.empty()) {
     if (auto submitter = kube_.getSnapshot("Job", job.ns, job.name))
       o.submitter = submitterView(*submitter);
-  }
-  if (job.spec.submissionMode == SubmissionMode::SidecarMode && !st.rayClusterName.empty()) {
-    for (const auto& pod : kube_.list(
-             "Pod", job.ns, {{"ray.io/cluster", st.rayClusterName}, {"ray.io/node-type", "head"}}))
-      o.headPods.push_back(headPodView(pod));
   }
   if (st.jobDeploymentStatus == DeploymentStatus::Running && job.spec.clusterSelector.empty()) {
     auto svc = kube_.getSnapshot("Service", job.ns, model::rayJobHeadServiceName(job.name));
@@ -60,6 +56,16 @@ Observed RayJobReconciler::observe(RayJob parsed) {
     }
   }
   return o;
+}
+
+// The cluster's head Pods (SidecarMode's submitter runs in them), through the cache's owner
+// index: reading them by label would visit every Pod of the namespace.
+void RayJobReconciler::observeHeadPods(Observed& o, const nlohmann::json& cluster) {
+  const json& meta = objectAt(cluster, "metadata");
+  kube_.forEachOwned("Pod", o.job.ns, stringAt(meta, "uid"), [&](const json& pod) {
+    const json& labels = objectAt(objectAt(pod, "metadata"), "labels");
+    if (stringAt(labels, "ray.io/node-type") == "head") o.headPods.push_back(headPodView(pod));
+  });
 }
 
 void RayJobReconciler::checkDrift(const RayJob& job) {

@@ -31,6 +31,7 @@ class RayJobReconciler : public PlannedReconciler {
 
  private:
   controller::Observed observe(controller::RayJob job);
+  void observeHeadPods(controller::Observed& o, const nlohmann::json& cluster);
   void checkDrift(const controller::RayJob& job);
 
   kube::KubeClient& kube_;

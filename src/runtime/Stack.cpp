@@ -19,7 +19,7 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
       clock_(clock),
       options_(std::move(options)),
       cache_(kube, {"RayJob", "RayCluster", "Job", "Pod", "Service"},
-             {{"Pod", controller::podAsCached}}),
+             {{"Pod", {controller::podAsCached, true}}}),
       executor_(journal, cache_, ray, clock),
       rayJobReconciler_(cache_, ray, executor_, projection_, journal, clock, options_.decide),
       clusterReconciler_(cache_, executor_, projection_, clock, options_.decide.clusterDomain),

@@ -47,12 +47,24 @@ bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels
 }  // namespace
 
 InformerCache::InformerCache(KubeClient& inner, std::set<std::string> kinds,
-                             std::map<std::string, Transform> transforms)
+                             std::map<std::string, KindOptions> options)
     : inner_(inner) {
   for (const auto& kind : kinds) {
-    auto it = transforms.find(kind);
-    stores_[kind].transform = it == transforms.end() ? Transform() : it->second;
+    auto it = options.find(kind);
+    stores_[kind].options = it == options.end() ? KindOptions() : it->second;
   }
+}
+
+InformerCache::Entry InformerCache::Store::keep(const Snapshot& object) const {
+  if (!options.packed) return {object, {}};
+  Entry entry{nullptr, json::to_cbor(*object)};
+  entry.packed.shrink_to_fit();
+  return entry;
+}
+
+Snapshot InformerCache::Store::read(const Entry& entry) const {
+  if (!options.packed) return entry.object;
+  return std::make_shared<const json>(json::from_cbor(entry.packed));
 }
 
 void InformerCache::start(std::chrono::milliseconds timeout) {
@@ -107,15 +119,18 @@ void InformerCache::keepNewer(Store& store, const Snapshot& object) {
     if (!replaces(*object, *dead->second)) return;  // the answer of a write before the delete
     store.tombstones.erase(dead);
   }
-  auto& slot = store.objects[key];
-  if (slot && !replaces(*object, *slot)) return;
-  if (slot) indexOwners(store, key, *slot, false);
+  auto slot = store.objects.find(key);
+  if (slot != store.objects.end()) {
+    const Snapshot cached = store.read(slot->second);
+    if (!replaces(*object, *cached)) return;
+    indexOwners(store, key, *cached, false);
+  }
   indexOwners(store, key, *object, true);
-  slot = object;
+  store.objects.insert_or_assign(key, store.keep(object));
 }
 
 void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& whole) {
-  const Transform& transform = stores_.at(kind).transform;  // fixed after construction
+  const Transform& transform = stores_.at(kind).options.transform;  // fixed after construction
   const Snapshot object = transform && whole ? transform(whole) : whole;
   {
     std::unique_lock lock(mu_);
@@ -123,7 +138,7 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
     if (type == WatchEventType::Deleted) {
       auto it = store.objects.find(keyOf(*object));
       if (it != store.objects.end()) {
-        indexOwners(store, it->first, *it->second, false);
+        indexOwners(store, it->first, *store.read(it->second), false);
         store.objects.erase(it);
       }
       bury(store, keyOf(*object), object);
@@ -141,7 +156,7 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
 
 void InformerCache::remember(const std::string& kind, const Snapshot& whole) {
   if (!cached(kind) || !whole || !whole->is_object()) return;
-  const Transform& transform = stores_.at(kind).transform;
+  const Transform& transform = stores_.at(kind).options.transform;
   const Snapshot object = transform ? transform(whole) : whole;
   std::unique_lock lock(mu_);
   keepNewer(stores_.at(kind), object);
@@ -154,7 +169,7 @@ std::optional<Snapshot> InformerCache::lookup(const std::string& kind, const std
   const Store& store = stores_.at(kind);
   if (!store.synced) return std::nullopt;
   auto it = store.objects.find(ns + "/" + name);
-  return it == store.objects.end() ? nullptr : it->second;
+  return it == store.objects.end() ? nullptr : store.read(it->second);
 }
 
 std::optional<json> InformerCache::get(const std::string& kind, const std::string& ns,
@@ -185,9 +200,14 @@ std::vector<json> InformerCache::list(const std::string& kind, const std::string
     const Store& store = stores_.at(kind);
     if (store.synced) {
       std::vector<json> out;
-      for (const auto& [key, o] : store.objects) {
-        if ((ns.empty() || key.compare(0, ns.size() + 1, ns + "/") == 0) && labelsMatch(*o, labels))
-          out.push_back(*o);
+      for (const auto& [key, entry] : store.objects) {
+        if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
+        if (store.options.packed) {
+          json o = json::from_cbor(entry.packed);
+          if (labelsMatch(o, labels)) out.push_back(std::move(o));
+        } else if (labelsMatch(*entry.object, labels)) {
+          out.push_back(*entry.object);
+        }
       }
       return out;
     }
@@ -224,7 +244,7 @@ void InformerCache::watch(const std::string& kind, WatchCallback callback) {
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);
-    for (const auto& [key, o] : store.objects) existing.push_back(o);
+    for (const auto& [key, entry] : store.objects) existing.push_back(store.read(entry));
     store.listeners.push_back(callback);
   }
   std::lock_guard dispatch(dispatchMu_);
@@ -243,12 +263,31 @@ std::vector<Snapshot> InformerCache::listOwned(const std::string& kind, const st
       for (const auto& key : it->second) {
         if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
         auto o = store.objects.find(key);
-        if (o != store.objects.end()) out.push_back(o->second);
+        if (o != store.objects.end()) out.push_back(store.read(o->second));
       }
       return out;
     }
   }
   return inner_.listOwned(kind, ns, ownerUid);
+}
+
+void InformerCache::forEachOwned(const std::string& kind, const std::string& ns,
+                                 const std::string& ownerUid,
+                                 const std::function<void(const json&)>& visit) {
+  if (!cached(kind)) return KubeClient::forEachOwned(kind, ns, ownerUid, visit);
+  std::shared_lock lock(mu_);
+  const Store& store = stores_.at(kind);
+  if (!store.synced) {
+    lock.unlock();
+    return KubeClient::forEachOwned(kind, ns, ownerUid, visit);
+  }
+  auto it = store.owned.find(ownerUid);
+  if (it == store.owned.end()) return;
+  for (const auto& key : it->second) {
+    if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
+    auto o = store.objects.find(key);
+    if (o != store.objects.end()) visit(*store.read(o->second));
+  }
 }
 
 size_t InformerCache::size(const std::string& kind) const {

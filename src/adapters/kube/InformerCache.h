@@ -26,9 +26,17 @@ class InformerCache : public KubeClient {
   // fields its readers use, so memory follows the reconcilers' needs and not the objects'
   // size. Listeners and readers see the transformed object; writes return the server's answer.
   using Transform = std::function<Snapshot(const Snapshot&)>;
+  struct KindOptions {
+    Transform transform;  // empty: kept whole
+    // Each kept object held as CBOR and decoded on every read: a fraction of a parsed
+    // document's memory, for kinds with very many objects (the Pods of a large RayCluster).
+    // A read then costs a decode: such kinds are best read by listOwned or get, not by a
+    // label-filtered list (which decodes every object of the namespace).
+    bool packed = false;
+  };
 
   InformerCache(KubeClient& inner, std::set<std::string> kinds,
-                std::map<std::string, Transform> transforms = {});
+                std::map<std::string, KindOptions> options = {});
   // Starts one watch per cached kind and blocks until the inner client says they delivered
   // their first list; throws ApiError (CacheSyncTimeout) after the timeout.
   void start(std::chrono::milliseconds timeout);
@@ -50,19 +58,28 @@ class InformerCache : public KubeClient {
   // From the cache's owner index when kind is cached and synced: no scan of the kind.
   std::vector<Snapshot> listOwned(const std::string& kind, const std::string& ns,
                                   const std::string& ownerUid) override;
+  void forEachOwned(const std::string& kind, const std::string& ns, const std::string& ownerUid,
+                    const std::function<void(const json&)>& visit) override;
   size_t size(const std::string& kind) const;
 
  private:
+  // One cached object: the snapshot itself, or for a packed kind its CBOR encoding.
+  struct Entry {
+    Snapshot object;
+    std::vector<uint8_t> packed;
+  };
   struct Store {
-    std::map<std::string, Snapshot> objects;  // "ns/name"
+    std::map<std::string, Entry> objects;  // "ns/name"
     std::map<std::string, std::set<std::string>> owned;  // owner uid -> "ns/name"
     // Deleted objects' last versions: a write's answer that arrives after its own Deleted
     // event (the last finalizer removed) must not bring the object back. Bounded, oldest first.
     std::map<std::string, Snapshot> tombstones;
     std::deque<std::string> tombstoneOrder;
     std::vector<WatchCallback> listeners;
-    Transform transform;  // empty: kept whole
+    KindOptions options;
     bool synced = false;
+    Entry keep(const Snapshot& object) const;
+    Snapshot read(const Entry& entry) const;
   };
   static void bury(Store& store, const std::string& key, const Snapshot& last);
   static void indexOwners(Store& store, const std::string& key, const json& object, bool add);

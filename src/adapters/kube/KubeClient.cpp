@@ -27,4 +27,10 @@ std::vector<Snapshot> KubeClient::listOwned(const std::string& kind, const std::
   return out;
 }
 
+void KubeClient::forEachOwned(const std::string& kind, const std::string& ns,
+                              const std::string& ownerUid,
+                              const std::function<void(const json&)>& visit) {
+  for (const auto& o : listOwned(kind, ns, ownerUid)) visit(*o);
+}
+
 }  // namespace rayjournal::kube

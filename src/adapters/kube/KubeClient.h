@@ -69,6 +69,12 @@ class KubeClient {
   // lists and filters; caches and the simulated API server answer from an index.
   virtual std::vector<Snapshot> listOwned(const std::string& kind, const std::string& ns,
                                           const std::string& ownerUid);
+  // The objects listOwned answers, handed to visit one at a time, so that a reader that keeps
+  // only a few facts of each never holds them all (a cache that packs its objects decodes one
+  // at a time). visit may run under the client's lock: it must not call this client.
+  virtual void forEachOwned(const std::string& kind, const std::string& ns,
+                            const std::string& ownerUid,
+                            const std::function<void(const json&)>& visit);
   // Throws ApiError 409 AlreadyExists when the name is taken.
   virtual Snapshot create(const std::string& kind, json object) = 0;
   // Spec/metadata write. Throws 409 Conflict on a stale metadata.resourceVersion, 404.

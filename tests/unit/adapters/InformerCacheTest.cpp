@@ -167,5 +167,43 @@ TEST(InformerCacheTest, ListOwnedAnswersFromTheOwnerIndex) {
   EXPECT_TRUE(f.cache.listOwned("Pod", "ns", "u1").empty());
 }
 
+// A packed kind (held as CBOR, decoded per read) answers every read as the unpacked cache
+// would: the transformed object, newest version, by name, by labels, by owner, to listeners.
+TEST(InformerCacheTest, APackedKindReadsAsTheObjectsItKeeps) {
+  ManualClock clock;
+  sim::SimKube server(clock);
+  HandDeliveredWatch hand(server);
+  auto dropSpec = [](const Snapshot& o) {
+    json slim = *o;
+    slim.erase("spec");
+    return std::make_shared<const json>(std::move(slim));
+  };
+  InformerCache cache(hand, {"Pod"}, {{"Pod", {dropSpec, true}}});
+  cache.start(std::chrono::seconds(5));
+  json pod = object("p", {{"ray.io/cluster", "c"}});
+  pod["metadata"]["ownerReferences"] = json::array({{{"kind", "RayCluster"}, {"uid", "u1"}}});
+  json v1 = *cache.create("Pod", pod);
+  json v2 = v1;
+  v2["status"] = {{"phase", "Running"}};
+  v2 = *cache.updateStatus("Pod", v2);
+  hand.deliver(WatchEventType::Modified, v1);  // late: must not replace v2
+  json expected = *dropSpec(std::make_shared<const json>(v2));
+  EXPECT_EQ(*cache.get("Pod", "ns", "p"), expected);
+  EXPECT_EQ(cache.list("Pod", "ns", {{"ray.io/cluster", "c"}}), std::vector<json>{expected});
+  EXPECT_TRUE(cache.list("Pod", "ns", {{"ray.io/cluster", "d"}}).empty());
+  ASSERT_EQ(cache.listOwned("Pod", "ns", "u1").size(), 1u);
+  EXPECT_EQ(*cache.listOwned("Pod", "ns", "u1")[0], expected);
+  std::vector<json> visited;
+  cache.forEachOwned("Pod", "ns", "u1", [&](const json& o) { visited.push_back(o); });
+  EXPECT_EQ(visited, std::vector<json>{expected});
+  std::vector<json> heard;
+  cache.watch("Pod", [&](WatchEventType, const json& o) { heard.push_back(o); });
+  EXPECT_EQ(heard, std::vector<json>{expected});
+  hand.deliver(WatchEventType::Deleted, v2);
+  EXPECT_FALSE(cache.get("Pod", "ns", "p"));
+  EXPECT_TRUE(cache.listOwned("Pod", "ns", "u1").empty());
+  EXPECT_EQ(cache.size("Pod"), 0u);
+}
+
 }  // namespace
 }  // namespace rayjournal::kube

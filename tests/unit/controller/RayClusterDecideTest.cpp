@@ -248,7 +248,7 @@ namespace {
 // from the whole Pod, or a field the decision needs was cut away.
 TEST(RayClusterDecideTest, ACachedPodDecidesAsTheWholePod) {
   json c = cluster(2);
-  ClusterObserved o = clusterObserved(std::make_shared<const json>(c), {}, nullptr);
+  ClusterObserved o = clusterObserved(std::make_shared<const json>(c), std::vector<PodView>{}, nullptr);
   json head = *headPodFor(o.cluster);
   head["status"] = pod("c1-head", true)["status"];
   head["status"]["podIP"] = "10.0.0.9";

@@ -35,7 +35,7 @@ json plainContainer(const std::string& name) {
 }
 
 ClusterObserved observe(const json& cluster, const std::string& domain = "cluster.local") {
-  return clusterObserved(std::make_shared<const json>(cluster), {}, nullptr, {domain, 0});
+  return clusterObserved(std::make_shared<const json>(cluster), std::vector<PodView>{}, nullptr, {domain, 0});
 }
 
 json headOf(const json& cluster) { return *headPodFor(observe(cluster).cluster); }

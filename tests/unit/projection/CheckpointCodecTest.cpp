@@ -1,5 +1,6 @@
-// The projection checkpoint format: RJP3 round-trips RayJobs and RayClusters byte for byte,
-// RJP2 (before RayClusters were journaled) is still read, damaged bytes are refused.
+// The projection checkpoint format: RJP4 round-trips RayJobs and RayClusters byte for byte,
+// RJP3 (without replica failures) and RJP2 (before RayClusters were journaled) are still read,
+// damaged bytes are refused.
 #include "projection/CheckpointCodec.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,8 @@ ProjectionStates sample() {
   cluster.intents[9] = {9, events::Action::CreatePod, "j-abcde-head", 2, 13, 1,
                         events::Result::Ok, {}};
   cluster.inDoubt.insert(9);
+  cluster.replicaFailureReason = "FailedCreateWorkerPod";
+  cluster.replicaFailureMessage = "FailedCreateWorkerPod\nexceeded quota";
   s.clusters["default/j-abcde"] = cluster;
   return s;
 }
@@ -39,15 +42,34 @@ TEST(CheckpointCodecTest, RoundTripKeepsRayJobsAndRayClustersAndIsDeterministic)
   const auto& status = back.jobs["default/j"].intents.at(7).status;
   EXPECT_EQ(status.at("jobDeploymentStatus"), events::StatusValue(std::string("Running")));
   EXPECT_EQ(status.at("failed"), events::StatusValue(int64_t(1)));
+  EXPECT_EQ(back.clusters["default/j-abcde"].replicaFailureMessage,
+            "FailedCreateWorkerPod\nexceeded quota");
   EXPECT_EQ(encodeCheckpoint(back, through), bytes) << "same state, same bytes";
+}
+
+// Each RJP4 state ends with two strings (replica failure reason and message) that RJP3 lacks.
+TEST(CheckpointCodecTest, VersionThreeWithoutReplicaFailuresIsStillRead) {
+  ProjectionStates states = sample();
+  states.clusters.begin()->second.replicaFailureReason.clear();
+  states.clusters.begin()->second.replicaFailureMessage.clear();
+  std::string v4 = encodeCheckpoint(states, 5);
+  ProjectionStates jobsOnly = states;
+  jobsOnly.clusters.clear();
+  size_t jobEnd = encodeCheckpoint(jobsOnly, 5).size() - 3;  // two empty strings, 0 clusters
+  std::string v3 = "RJP3" + v4.substr(4, jobEnd - 4) +
+                   v4.substr(jobEnd + 2, v4.size() - (jobEnd + 2) - 2);
+  ProjectionStates back;
+  uint64_t through = 0;
+  decodeCheckpoint(v3, back, through);
+  EXPECT_EQ(encodeCheckpoint(back, through), v4) << "read as the same state";
 }
 
 TEST(CheckpointCodecTest, VersionTwoWithoutClustersIsStillRead) {
   ProjectionStates jobsOnly = sample();
   jobsOnly.clusters.clear();
   std::string bytes = encodeCheckpoint(jobsOnly, 5);
-  // RJP2 is RJP3 without the trailing (empty) RayCluster section.
-  std::string v2 = "RJP2" + bytes.substr(4, bytes.size() - 5);
+  // RJP2 is RJP4 without the job's replica failure strings and the (empty) RayCluster section.
+  std::string v2 = "RJP2" + bytes.substr(4, bytes.size() - 7);
   ProjectionStates back;
   uint64_t through = 0;
   decodeCheckpoint(v2, back, through);

@@ -100,6 +100,41 @@ TEST(RayClusterReconcilerTest, ACustomHeadServiceNameWorksEndToEnd) {
   }
 }
 
+json conditionOf(const json& cluster, const std::string& type) {
+  for (const auto& c : cluster.value("status", json::object()).value("conditions", json::array()))
+    if (c.value("type", "") == type) return c;
+  return nullptr;
+}
+
+// KubeRay's RayClusterReplicaFailure: a Pod create the API server refuses shows on the cluster
+// (reason FailedCreateHeadPod / FailedCreateWorkerPod, the error in the message) while Pods
+// still have to be made, and goes once they are.
+TEST(RayClusterReconcilerTest, ARefusedPodCreateShowsAsReplicaFailureUntilThePodsExist) {
+  SimHarness h;
+  h.kube.injectFault({"create", "Pod", 4, 403, "Forbidden", false});
+  h.apply(sampleRayJob("quota"));
+  json failure;
+  ASSERT_TRUE(h.runUntil([&] {
+    json status = h.rayjob("quota").value("status", json::object());
+    std::string name = status.value("rayClusterName", "");
+    auto cluster = name.empty() ? std::nullopt : h.kube.get("RayCluster", "default", name);
+    if (cluster) failure = conditionOf(*cluster, "RayClusterReplicaFailure");
+    return !failure.is_null();
+  }));
+  EXPECT_EQ(failure["status"], "True");
+  EXPECT_EQ(failure["reason"], "FailedCreateHeadPod");
+  EXPECT_EQ(failure["message"].get<std::string>().rfind("FailedCreateHeadPod\n", 0), 0u);
+  EXPECT_NE(failure["message"].get<std::string>().find("Forbidden"), std::string::npos);
+  std::string name = h.rayjob("quota")["status"]["rayClusterName"];
+  ASSERT_TRUE(h.runUntil([&] {
+    auto cluster = h.kube.get("RayCluster", "default", name);
+    return cluster && (*cluster)["status"].value("state", "") == "ready";
+  }));
+  EXPECT_TRUE(conditionOf(*h.kube.get("RayCluster", "default", name), "RayClusterReplicaFailure")
+                  .is_null());
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("quota") == "Complete"; }));
+}
+
 // The checker itself: a write that bypasses the Executor is caught.
 TEST(EffectCheckerTest, AWriteWithoutADurableIntentIsAViolation) {
   SimHarness h;
