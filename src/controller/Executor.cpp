@@ -30,6 +30,22 @@ std::string createdReason(const std::string& kind, const Intent& intent, bool fa
   return (failed ? "FailedToCreate" : "Created") + what;
 }
 
+// spec.entrypointResources, a JSON object of resource amounts, as KubeRay's ConvertRayJobToReq
+// unmarshals it; anything else fails the submission, naming the field.
+std::map<std::string, double> entrypointResourcesOf(const std::string& text) {
+  std::map<std::string, double> resources;
+  if (text.empty()) return resources;
+  json parsed = json::parse(text, nullptr, false);
+  if (!parsed.is_object())
+    throw std::invalid_argument("spec.entrypointResources is not a JSON object: " + text);
+  for (const auto& [name, amount] : parsed.items()) {
+    if (!amount.is_number())
+      throw std::invalid_argument("spec.entrypointResources[\"" + name + "\"] is not a number");
+    resources[name] = amount.get<double>();
+  }
+  return resources;
+}
+
 }  // namespace
 
 Subject subjectOf(const RayJob& job) {
@@ -184,6 +200,7 @@ events::Result Executor::runRay(Intent& intent) {
   r.metadata = request.value("metadata", std::map<std::string, std::string>{});
   r.entrypointNumCpus = request.value("entrypointNumCpus", 0.0);
   r.entrypointNumGpus = request.value("entrypointNumGpus", 0.0);
+  r.entrypointResources = entrypointResourcesOf(request.value("entrypointResources", ""));
   return ray_.submit(dashboard, r) == ray::SubmitResult::Submitted ? events::Result::Ok : events::Result::AlreadyDone;
 }
 

@@ -10,7 +10,8 @@
 namespace rayjournal::controller {
 namespace {
 
-using PodsByName = std::map<std::string, const PodView*>;
+// Keys point into the observation's PodViews, which outlive the decision.
+using PodsByName = std::map<std::string_view, const PodView*>;
 
 struct GroupTally {
   int64_t desired = 0;
@@ -20,26 +21,32 @@ struct GroupTally {
 
 struct GroupPod {
   uint64_t index;
-  const std::string* name;
+  std::string_view name;
   const PodView* pod;
 };
 
 // This group's Pods (by the name rule), lowest index first; the autoscaler's workersToDelete
-// are deleted on the way and left out.
+// are deleted on the way and left out. taken: every index whose name is in use or listed.
 std::vector<GroupPod> keptGroupPods(const RayClusterView& cluster, const WorkerGroupView& group,
-                                    const PodsByName& pods, ClusterPlan& plan) {
+                                    const PodsByName& pods, ClusterPlan& plan,
+                                    std::vector<uint64_t>& taken) {
+  const std::string prefix = model::workerPodPrefix(cluster.name, group.name);
   std::vector<GroupPod> kept;
   for (const auto& [podName, pod] : pods) {
-    auto index = model::workerPodIndex(podName, cluster.name, group.name);
+    auto index = model::workerIndexAfterPrefix(podName, prefix);
     if (!index) continue;  // the head, another group's, or a foreign Pod: not this group's
+    taken.push_back(*index);
     if (group.workersToDelete.count(podName)) {
-      if (!pod->deleting) plan.deletePods.push_back(podName);
+      if (!pod->deleting) plan.deletePods.emplace_back(podName);
       continue;
     }
-    kept.push_back({*index, &podName, pod});
+    kept.push_back({*index, podName, pod});
   }
+  for (const auto& listed : group.workersToDelete)
+    if (auto index = model::workerIndexAfterPrefix(listed, prefix)) taken.push_back(*index);
   std::sort(kept.begin(), kept.end(),
             [](const GroupPod& a, const GroupPod& b) { return a.index < b.index; });
+  std::sort(taken.begin(), taken.end());
   return kept;
 }
 
@@ -48,29 +55,31 @@ std::vector<GroupPod> keptGroupPods(const RayClusterView& cluster, const WorkerG
 GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group,
                      const PodsByName& pods, ClusterPlan& plan) {
   GroupTally tally{group.desired, 0, 0};
-  std::vector<GroupPod> kept = keptGroupPods(cluster, group, pods, plan);
+  std::vector<uint64_t> taken;
+  std::vector<GroupPod> kept = keptGroupPods(cluster, group, pods, plan, taken);
   // A Pod being deleted still holds its name, so it counts until it is gone.
   while (int64_t(kept.size()) > tally.desired) {
-    if (!kept.back().pod->deleting) plan.deletePods.push_back(*kept.back().name);
+    if (!kept.back().pod->deleting) plan.deletePods.emplace_back(kept.back().name);
     kept.pop_back();
   }
   for (const auto& k : kept) {
-    if (k.pod->unhealthy && !k.pod->deleting) plan.deletePods.push_back(*k.name);
+    if (k.pod->unhealthy && !k.pod->deleting) plan.deletePods.emplace_back(k.name);
     if (k.pod->ready) ++tally.ready;
     if (k.pod->running) ++tally.available;
   }
   int64_t present = int64_t(kept.size());
-  const int64_t lastIndex = tally.desired + int64_t(pods.size() + group.workersToDelete.size());
-  for (int64_t i = 0; present < tally.desired && i < lastIndex; ++i) {
-    std::string podName = model::workerPodName(cluster.name, group.name, uint64_t(i));
-    // In use, still being deleted, or on the autoscaler's list (a new Pod of that name would
-    // be deleted by the next reconcile until the autoscaler clears the list).
-    if (pods.count(podName) || group.workersToDelete.count(podName)) continue;
+  // Skipped: names in use, still being deleted, or on the autoscaler's list (a new Pod of that
+  // name would be deleted by the next reconcile until the autoscaler clears the list).
+  auto next = taken.begin();
+  for (uint64_t i = 0; present < tally.desired; ++i) {
+    while (next != taken.end() && *next < i) ++next;
+    if (next != taken.end() && *next == i) continue;
     if (plan.creates.size() >= kMaxPodCreatesPerReconcile) {
       plan.more = true;
       break;
     }
-    plan.creates.push_back({"Pod", workerPodFor(cluster, group, podName, i)});
+    std::string podName = model::workerPodName(cluster.name, group.name, i);
+    plan.creates.push_back({"Pod", workerPodFor(cluster, group, podName, int64_t(i))});
     ++present;
   }
   return tally;

@@ -31,7 +31,7 @@ struct WorkerGroupView {
   model::Document spec;
   // scaleStrategy.workersToDelete: Pods the autoscaler chose to remove (deleted whatever the
   // replica count, as KubeRay does; only this group's own Pods, unlike KubeRay).
-  std::set<std::string> workersToDelete;
+  std::set<std::string, std::less<>> workersToDelete;
 };
 
 struct RayClusterView {

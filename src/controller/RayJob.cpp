@@ -229,6 +229,7 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   s.preRunningDeadlineSeconds = optionalField<int32_t>(spec, "preRunningDeadlineSeconds", p, e);
   s.backoffLimit = optionalField<int32_t>(spec, "backoffLimit", p, e);
   s.submitterPodTemplate = sharedMember(job.raw, spec, "submitterPodTemplate");
+  s.hasSubmitterConfig = spec.contains("submitterConfig") && !spec["submitterConfig"].is_null();
   if (spec.contains("submitterConfig")) {
     s.submitterBackoffLimit = optionalField<int32_t>(objectAt(spec, "submitterConfig"),
                                                      "backoffLimit", p + ".submitterConfig", e);

@@ -71,6 +71,7 @@ struct RayJobSpec {
   std::optional<int32_t> backoffLimit;
   model::Document submitterPodTemplate;
   std::optional<int32_t> submitterBackoffLimit;
+  bool hasSubmitterConfig = false;  // spec.submitterConfig present (of any shape)
   bool suspend = false;
   std::optional<std::string> managedBy;
   std::map<std::string, std::string> metadata;

@@ -1,6 +1,5 @@
 #include "controller/Validate.h"
 
-#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -9,208 +8,298 @@
 
 #include "controller/Children.h"
 #include "controller/JsonAccess.h"
+#include "controller/RayClusterMeta.h"
 
 namespace rayjournal::controller {
 namespace {
+
+constexpr const char* kInvalid = "The RayJob spec is invalid: ";
 
 std::optional<ValidationError> spec(const std::string& message) {
   return ValidationError{"InvalidRayJobSpec", message};
 }
 
+// apimachinery's IsDNS1035Label message, as KubeRay prints the list of problems.
+constexpr const char* kDns1035Problem =
+    "[a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]";
+
 std::optional<ValidationError> validateMetadata(const RayJob& job) {
   static const std::regex dns1035("^[a-z]([-a-z0-9]*[a-z0-9])?$");
-  if (job.name.size() > 47) {
+  const char* prefix = "The RayJob metadata is invalid: ";
+  if (job.name.size() > 47)
     return ValidationError{"InvalidRayJobMetadata",
-                           "metadata.name: RayJob name should be no more than 47 characters (got " +
-                               std::to_string(job.name.size()) + ")"};
-  }
-  if (!std::regex_match(job.name, dns1035)) {
-    return ValidationError{"InvalidRayJobMetadata",
-                           "metadata.name: \"" + job.name + "\" is not a valid DNS-1035 label"};
-  }
+                           std::string(prefix) + "RayJob name should be no more than 47 characters"};
+  if (!std::regex_match(job.name, dns1035))
+    return ValidationError{"InvalidRayJobMetadata", std::string(prefix) +
+                                                        "RayJob name should be a valid DNS1035 "
+                                                        "label: " + kDns1035Problem};
   return std::nullopt;
 }
 
-std::optional<ValidationError> validateClusterSource(const RayJobSpec& s) {
-  bool selector = !s.clusterSelector.empty();
-  if (s.rayClusterSpec.get().is_null() && !selector)
-    return spec("spec.rayClusterSpec: one of rayClusterSpec or clusterSelector must be set");
-  if (selector) {
-    auto it = s.clusterSelector.find("ray.io/cluster");
-    if (it == s.clusterSelector.end() || it->second.empty())
-      return spec("spec.clusterSelector: the ray.io/cluster value must be non-empty");
-    if (s.submissionMode == SubmissionMode::SidecarMode)
-      return spec("spec.clusterSelector: cannot be used with SidecarMode");
-    if (s.backoffLimit.value_or(0) > 0)
-      return spec("spec.backoffLimit: must be 0 with clusterSelector");
-    if (s.suspend) return spec("spec.suspend: cannot be used with clusterSelector");
-  }
-  if (!s.rayClusterSpec.get().is_null()) {
-    const json& head = objectAt(s.rayClusterSpec.get(), "headGroupSpec");
-    if (arrayAt(objectAt(objectAt(head, "template"), "spec"), "containers").empty()) {
-      return spec(
-          "spec.rayClusterSpec.headGroupSpec.template.spec.containers: the head group needs at "
-          "least one container");
-    }
-    if (objectAt(s.rayClusterSpec.get(), "authOptions").value("enableK8sTokenAuth", false)) {
-      return spec("spec.rayClusterSpec.authOptions.enableK8sTokenAuth: not supported for RayJob");
-    }
-    for (const auto& g : arrayAt(s.rayClusterSpec.get(), "workerGroupSpecs")) {
-      int min = g.value("minReplicas", 0), max = g.value("maxReplicas", 2147483647);
-      if (min < 0 || min > max)
-        return spec("spec.rayClusterSpec.workerGroupSpecs[" + g.value("groupName", "") +
-                    "]: need 0 <= minReplicas <= maxReplicas");
-    }
-  }
+// What the CRD's schema refuses at admission (KubeRay relies on it): wrong types, enums.
+std::optional<ValidationError> validateSchema(const RayJob& job) {
+  std::string all;
+  for (const auto& p : job.specProblems) all += (all.empty() ? "" : "; ") + p;
+  if (!all.empty()) return spec(kInvalid + all);
+  if (job.spec.submissionMode == SubmissionMode::Unknown)
+    return spec(std::string(kInvalid) + "spec.submissionMode: unknown mode \"" +
+                job.spec.submissionModeText + "\"");
   return std::nullopt;
 }
 
-std::optional<ValidationError> validateModes(const RayJobSpec& s) {
-  if (s.submissionMode == SubmissionMode::Unknown)
-    return spec("spec.submissionMode: unknown mode \"" + s.submissionModeText + "\"");
-  if (s.submissionMode == SubmissionMode::InteractiveMode && s.backoffLimit.value_or(0) > 0)
-    return spec("spec.backoffLimit: must be 0 in InteractiveMode");
-  if (s.submissionMode == SubmissionMode::SidecarMode) {
-    if (!s.submitterPodTemplate.get().is_null())
-      return spec("spec.submitterPodTemplate: not allowed in SidecarMode");
-    if (s.submitterBackoffLimit) return spec("spec.submitterConfig: not allowed in SidecarMode");
-    std::string restart = stringAt(
-        objectAt(objectAt(objectAt(s.rayClusterSpec.get(), "headGroupSpec"), "template"), "spec"),
-        "restartPolicy");
-    if (!restart.empty() && restart != "Never")
-      return spec(
-          "spec.rayClusterSpec.headGroupSpec.template.spec.restartPolicy: must be empty or Never "
-          "in SidecarMode");
-  }
-  return std::nullopt;
+bool autoscaling(const RayJobSpec& s) {
+  return s.rayClusterSpec.get().value("enableInTreeAutoscaling", false);
 }
 
-std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
-  if (s.suspend && !s.shutdownAfterJobFinishes)
-    return spec("spec.suspend: a suspended RayJob requires spec.shutdownAfterJobFinishes=true");
-  if (s.ttlSecondsAfterFinished < 0) return spec("spec.ttlSecondsAfterFinished: must be >= 0");
-  if (s.ttlSecondsAfterFinished > 0 && !s.shutdownAfterJobFinishes &&
-      s.deletionStrategyDocument.get().is_null()) {
-    return spec(
-        "spec.ttlSecondsAfterFinished: only meaningful with spec.shutdownAfterJobFinishes=true");
-  }
-  if (s.activeDeadlineSeconds && *s.activeDeadlineSeconds <= 0)
-    return spec("spec.activeDeadlineSeconds: must be > 0");
-  if (s.preRunningDeadlineSeconds && *s.preRunningDeadlineSeconds <= 0)
-    return spec("spec.preRunningDeadlineSeconds: must be > 0");
-  if (s.backoffLimit && *s.backoffLimit < 0) return spec("spec.backoffLimit: must be >= 0");
-  return std::nullopt;
-}
-
-std::optional<ValidationError> checkPolicy(const RayJobSpec& s, const std::string& policy,
-                                          const std::string& where) {
+bool knownPolicy(const std::string& policy) {
   static const std::set<std::string> known{"DeleteCluster", "DeleteWorkers", "DeleteSelf",
                                            "DeleteNone"};
-  if (!known.count(policy)) return spec(where + ": unknown policy \"" + policy + "\"");
-  if (!s.clusterSelector.empty() && (policy == "DeleteCluster" || policy == "DeleteWorkers"))
-    return spec(where + ": " + policy + " is not allowed with clusterSelector");
-  if (policy == "DeleteWorkers" && s.rayClusterSpec.get().value("enableInTreeAutoscaling", false))
-    return spec(where + ": DeleteWorkers is not allowed with autoscaling");
-  return std::nullopt;
+  return known.count(policy) > 0;
 }
 
 std::optional<ValidationError> validateLegacyPolicies(const RayJobSpec& s, const json& d) {
   if (!d.contains("onSuccess") || !d.contains("onFailure"))
-    return spec("spec.deletionStrategy: onSuccess and onFailure must be set together");
+    return spec(
+        "both DeletionStrategy.OnSuccess and DeletionStrategy.OnFailure must be set when using "
+        "the legacy deletion policy fields of DeletionStrategy");
   for (const char* k : {"onSuccess", "onFailure"}) {
-    std::string policy = d[k].value("policy", "");
-    if (auto e = checkPolicy(s, policy, std::string("spec.deletionStrategy.") + k + ".policy"))
-      return e;
-    if (policy == "DeleteNone" && s.shutdownAfterJobFinishes)
-      return spec(std::string("spec.deletionStrategy.") + k +
-                  ": DeleteNone conflicts with shutdownAfterJobFinishes=true");
+    if (!objectAt(d, k).contains("policy"))
+      return spec(std::string("the DeletionPolicyType field of DeletionStrategy.") +
+                  (k[2] == 'S' ? "OnSuccess" : "OnFailure") +
+                  " cannot be unset when DeletionStrategy is enabled");
+    std::string policy = stringAt(objectAt(d, k), "policy");
+    if (!knownPolicy(policy))
+      return spec(std::string(kInvalid) + "spec.deletionStrategy." + k +
+                  ".policy: unknown policy \"" + policy + "\"");
   }
+  const std::string onSuccess = stringAt(d["onSuccess"], "policy");
+  const std::string onFailure = stringAt(d["onFailure"], "policy");
+  auto heavy = [](const std::string& p) { return p == "DeleteCluster" || p == "DeleteWorkers"; };
+  if (!s.clusterSelector.empty() && heavy(onSuccess))
+    return spec("the ClusterSelector mode doesn't support DeletionStrategy=" + onSuccess +
+                " on success");
+  if (!s.clusterSelector.empty() && heavy(onFailure))
+    return spec("the ClusterSelector mode doesn't support DeletionStrategy=" + onFailure +
+                " on failure");
+  if ((onSuccess == "DeleteWorkers" || onFailure == "DeleteWorkers") && autoscaling(s))
+    return spec(
+        "DeletionStrategy=DeleteWorkers currently does not support RayCluster with autoscaling "
+        "enabled");
+  if (s.shutdownAfterJobFinishes && (onSuccess == "DeleteNone" || onFailure == "DeleteNone"))
+    return spec(std::string(kInvalid) +
+                "shutdownAfterJobFinshes is set to 'true' while deletion policy is 'DeleteNone'");
   return std::nullopt;
 }
 
-// For each condition the TTLs must not shrink as the policy's impact grows.
-std::optional<ValidationError> checkTtlOrder(
-    const std::map<std::string, std::map<int, int>>& ttlByCondition) {
-  for (const auto& [condition, byImpact] : ttlByCondition) {
-    int previous = -1;
-    for (const auto& [impact, ttl] : byImpact) {
-      if (ttl < previous)
-        return spec("spec.deletionStrategy.deletionRules: for " + condition +
-                    " the TTLs must grow Workers <= Cluster <= Self");
-      previous = ttl;
+// TTLs by policy for one condition value; the two condition kinds are kept apart.
+using TtlsByCondition = std::map<std::string, std::map<std::string, int64_t>>;
+
+// Workers <= Cluster <= Self: a policy of wider effect never runs before a narrower one.
+void checkTtlOrder(const TtlsByCondition& byValue, const char* kind,
+                   std::vector<std::string>& errors) {
+  for (const auto& [value, ttls] : byValue) {
+    const std::string* previous = nullptr;
+    int64_t previousTtl = 0;
+    for (const std::string policy : {"DeleteWorkers", "DeleteCluster", "DeleteSelf"}) {
+      auto it = ttls.find(policy);
+      if (it == ttls.end()) continue;
+      if (previous && it->second < previousTtl)
+        errors.push_back(std::string("for ") + kind + " '" + value + "': " + policy + " TTL (" +
+                         std::to_string(it->second) + ") must be >= " + *previous + " TTL (" +
+                         std::to_string(previousTtl) + ")");
+      previous = &it->first;
+      previousTtl = it->second;
     }
   }
+}
+
+// One rule's own problem (KubeRay's validateDeletionCondition and the contextual checks).
+std::string ruleProblem(const RayJobSpec& s, const json& rule) {
+  const json& cond = objectAt(rule, "condition");
+  bool status = cond.contains("jobStatus"), deployment = cond.contains("jobDeploymentStatus");
+  if (status && deployment) return "cannot set both JobStatus and JobDeploymentStatus at the same time";
+  if (!status && !deployment) return "exactly one of JobStatus and JobDeploymentStatus must be set";
+  if (integerAt(cond, "ttlSeconds", 0) < 0) return "TTLSeconds must be non-negative";
+  const std::string policy = stringAt(rule, "policy");
+  if (!knownPolicy(policy)) return "unknown DeletionPolicyType '" + policy + "'";
+  if (!s.clusterSelector.empty() && (policy == "DeleteCluster" || policy == "DeleteWorkers"))
+    return "DeletionPolicyType '" + policy + "' not supported when ClusterSelector is set";
+  if (autoscaling(s) && policy == "DeleteWorkers")
+    return "DeletionPolicyType 'DeleteWorkers' not supported with autoscaling enabled";
+  return "";
+}
+
+// Every problem, joined by newlines as Go's errors.Join.
+std::optional<ValidationError> validateDeletionRules(const RayJobSpec& s, const json& rules) {
+  std::vector<std::string> errors;
+  TtlsByCondition byStatus, byDeployment;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string where = "deletionRules[" + std::to_string(i) + "]: ";
+    if (std::string problem = ruleProblem(s, rules[i]); !problem.empty()) {
+      errors.push_back(where + problem);
+      continue;
+    }
+    const json& cond = rules[i]["condition"];
+    const bool status = cond.contains("jobStatus");
+    const std::string value = stringAt(cond, status ? "jobStatus" : "jobDeploymentStatus");
+    const std::string policy = stringAt(rules[i], "policy");
+    auto& ttls = (status ? byStatus : byDeployment)[value];
+    if (!ttls.emplace(policy, integerAt(cond, "ttlSeconds", 0)).second)
+      errors.push_back(where + "duplicate rule for DeletionPolicyType '" + policy + "' and " +
+                       (status ? "JobStatus '" : "JobDeploymentStatus '") + value + "'");
+  }
+  checkTtlOrder(byStatus, "JobStatus", errors);
+  checkTtlOrder(byDeployment, "JobDeploymentStatus", errors);
+  if (errors.empty()) return std::nullopt;
+  std::string joined;
+  for (const auto& e : errors) joined += (joined.empty() ? "" : "\n") + e;
+  return spec(joined);
+}
+
+// KubeRay's validateDeletionConfiguration.
+std::optional<ValidationError> validateDeletion(const RayJobSpec& s) {
+  if (!s.shutdownAfterJobFinishes && s.ttlSecondsAfterFinished > 0)
+    return spec(std::string(kInvalid) +
+                "a RayJob with shutdownAfterJobFinishes set to false cannot have "
+                "TTLSecondsAfterFinished");
+  const json& d = s.deletionStrategyDocument.get();
+  if (d.is_null()) return std::nullopt;
+  const bool legacy = d.contains("onSuccess") || d.contains("onFailure");
+  const json& rules = memberAt(d, "deletionRules");
+  const bool hasRules = rules.is_array() && !rules.empty();
+  if (hasRules && s.shutdownAfterJobFinishes)
+    return spec(std::string(kInvalid) +
+                "spec.shutdownAfterJobFinishes and spec.deletionStrategy.deletionRules are "
+                "mutually exclusive");
+  if (hasRules && legacy)
+    return spec(std::string(kInvalid) +
+                "Cannot use both legacy onSuccess/onFailure fields and deletionRules "
+                "simultaneously");
+  if (legacy) return validateLegacyPolicies(s, d);
+  if (hasRules) return validateDeletionRules(s, rules);
+  return spec(std::string(kInvalid) +
+              "DeletionStrategy requires either BOTH onSuccess and onFailure, OR the "
+              "deletionRules field (cannot be empty)");
+}
+
+std::optional<ValidationError> validateClusterSelector(const RayJobSpec& s) {
+  const bool selector = !s.clusterSelector.empty();
+  if (s.suspend && selector)
+    return spec(std::string(kInvalid) +
+                "the ClusterSelector mode doesn't support the suspend operation");
+  if (s.rayClusterSpec.get().is_null() && !selector)
+    return spec(std::string(kInvalid) + "one of RayClusterSpec or ClusterSelector must be set");
+  if (!selector) return std::nullopt;
+  auto it = s.clusterSelector.find("ray.io/cluster");
+  if (it == s.clusterSelector.end() || it->second.empty())
+    return spec("cluster name in ClusterSelector should not be empty");
+  if (s.submissionMode == SubmissionMode::SidecarMode)
+    return spec("ClusterSelector is not supported in SidecarMode");
+  if (s.backoffLimit.value_or(0) > 0)
+    return spec(std::string(kInvalid) + "BackoffLimit is incompatible with ClusterSelector mode");
   return std::nullopt;
 }
 
-std::optional<ValidationError> validateDeletionRules(const RayJobSpec& s, const json& list) {
-  if (!list.is_array() || list.empty())
-    return spec("spec.deletionStrategy.deletionRules: needs at least one rule");
-  std::set<std::string> seen;
-  std::map<std::string, std::map<int, int>> ttlByCondition;  // condition -> impact -> ttl
-  for (size_t i = 0; i < list.size(); ++i) {
-    std::string where = "spec.deletionStrategy.deletionRules[" + std::to_string(i) + "]";
-    std::string policy = list[i].value("policy", "");
-    if (auto e = checkPolicy(s, policy, where + ".policy")) return e;
-    json cond = list[i].value("condition", json::object());
-    if (cond.contains("jobStatus") == cond.contains("jobDeploymentStatus"))
-      return spec(where + ".condition: set exactly one of jobStatus and jobDeploymentStatus");
-    int ttl = cond.value("ttlSeconds", 0);
-    if (ttl < 0) return spec(where + ".condition.ttlSeconds: must be >= 0");
-    std::string condition =
-        cond.contains("jobStatus")
-            ? "jobStatus=" + cond["jobStatus"].get<std::string>()
-            : "jobDeploymentStatus=" + cond["jobDeploymentStatus"].get<std::string>();
-    if (!seen.insert(condition + "/" + policy).second)
-      return spec(where + ": duplicate rule for " + condition + " and " + policy);
-    int impact = policy == "DeleteWorkers"   ? 1
-                 : policy == "DeleteCluster" ? 2
-                 : policy == "DeleteSelf"    ? 3
-                                             : 0;
-    if (impact) ttlByCondition[condition][impact] = ttl;
-  }
-  return checkTtlOrder(ttlByCondition);
+std::optional<ValidationError> validateModes(const RayJobSpec& s) {
+  if (s.submissionMode == SubmissionMode::InteractiveMode && s.backoffLimit.value_or(0) > 0)
+    return spec(std::string(kInvalid) + "BackoffLimit is incompatible with InteractiveMode");
+  if (s.submissionMode != SubmissionMode::SidecarMode) return std::nullopt;
+  if (!s.submitterPodTemplate.get().is_null())
+    return spec("Currently, SidecarMode doesn't support SubmitterPodTemplate");
+  if (s.hasSubmitterConfig) return spec("Currently, SidecarMode doesn't support SubmitterConfig");
+  std::string restart = stringAt(
+      objectAt(objectAt(objectAt(s.rayClusterSpec.get(), "headGroupSpec"), "template"), "spec"),
+      "restartPolicy");
+  if (!restart.empty() && restart != "Never")
+    return spec("restartPolicy for head Pod should be Never or unset when using SidecarMode");
+  return std::nullopt;
 }
 
-std::optional<ValidationError> validateDeletionStrategy(const RayJobSpec& s) {
-  const json& d = s.deletionStrategyDocument.get();
-  if (d.is_null()) return std::nullopt;
-  if (!d.is_object() || d.empty())
-    return spec("spec.deletionStrategy: must set deletionRules or onSuccess/onFailure");
-  bool rules = d.contains("deletionRules");
-  bool legacy = d.contains("onSuccess") || d.contains("onFailure");
-  if (rules && legacy)
-    return spec("spec.deletionStrategy: deletionRules cannot be combined with onSuccess/onFailure");
-  if (legacy) return validateLegacyPolicies(s, d);
-  if (s.shutdownAfterJobFinishes)
-    return spec(
-        "spec.deletionStrategy.deletionRules: cannot be combined with "
-        "shutdownAfterJobFinishes=true");
-  return validateDeletionRules(s, d["deletionRules"]);
+// The part of KubeRay's ValidateRayClusterSpec that a RayJob's cluster meets. minReplicas and
+// maxReplicas are not required: KubeRay's CRD defaults them (0 and 2147483647) at admission.
+std::string clusterSpecProblem(const json& cluster) {
+  const json& head = objectAt(cluster, "headGroupSpec");
+  if (arrayAt(objectAt(objectAt(head, "template"), "spec"), "containers").empty())
+    return "headGroupSpec should have at least one container";
+  for (const auto& g : arrayAt(cluster, "workerGroupSpecs")) {
+    const std::string name = stringAt(g, "groupName");
+    if (arrayAt(objectAt(objectAt(g, "template"), "spec"), "containers").empty())
+      return "workerGroupSpec should have at least one container";
+    int64_t min = integerAt(g, "minReplicas", 0), max = integerAt(g, "maxReplicas", 2147483647);
+    if (min < 0) return "worker group " + name + " has negative minReplicas " + std::to_string(min);
+    if (max < 0) return "worker group " + name + " has negative maxReplicas " + std::to_string(max);
+    if (min > max)
+      return "worker group " + name + " has minReplicas " + std::to_string(min) +
+             " greater than maxReplicas " + std::to_string(max);
+  }
+  return "";
+}
+
+std::optional<ValidationError> validateClusterSpec(const RayJobSpec& s) {
+  const json& cluster = s.rayClusterSpec.get();
+  if (cluster.is_null()) return std::nullopt;
+  if (objectAt(cluster, "authOptions").value("enableK8sTokenAuth", false))
+    return spec(std::string(kInvalid) + "K8s token auth mode is currently not supported for RayJob");
+  if (std::string problem = clusterSpecProblem(cluster); !problem.empty())
+    return spec(kInvalid + problem);
+  return std::nullopt;
+}
+
+// As KubeRay's UnmarshalRuntimeEnvYAML: YAML whose value is a mapping (or nothing).
+std::optional<ValidationError> validateRuntimeEnv(const RayJobSpec& s) {
+  const std::string prefix = "failed to unmarshal RuntimeEnvYAML: " + s.runtimeEnvYAML + ": ";
+  try {
+    json env = runtimeEnvJson(s.runtimeEnvYAML);
+    if (env.is_object() || env.is_null()) return std::nullopt;
+    const char* type = env.is_array() ? "array" : env.is_string() ? "string"
+                       : env.is_boolean()                         ? "bool"
+                                                                  : "number";
+    return spec(prefix + "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal " +
+                type + " into Go value of type utiltypes.RuntimeEnvType");
+  } catch (const std::invalid_argument& e) {
+    return spec(prefix + e.what());
+  }
+}
+
+std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
+  if (s.activeDeadlineSeconds && *s.activeDeadlineSeconds <= 0)
+    return spec(std::string(kInvalid) + "activeDeadlineSeconds must be a positive integer");
+  if (s.preRunningDeadlineSeconds && *s.preRunningDeadlineSeconds <= 0)
+    return spec(std::string(kInvalid) + "preRunningDeadlineSeconds must be a positive integer");
+  if (s.backoffLimit && *s.backoffLimit < 0)
+    return spec(std::string(kInvalid) + "backoffLimit must be a positive integer");
+  return std::nullopt;
+}
+
+// ValidateRayJobSpec, rule by rule in KubeRay's order.
+std::optional<ValidationError> validateSpec(const RayJobSpec& s) {
+  if (s.suspend && !s.shutdownAfterJobFinishes)
+    return spec(std::string(kInvalid) +
+                "a RayJob with shutdownAfterJobFinishes set to false is not allowed to be "
+                "suspended");
+  if (s.ttlSecondsAfterFinished < 0)
+    return spec(std::string(kInvalid) + "TTLSecondsAfterFinished must be a non-negative integer");
+  if (auto e = validateDeletion(s)) return e;
+  if (auto e = validateClusterSelector(s)) return e;
+  if (auto e = validateModes(s)) return e;
+  if (auto e = validateClusterSpec(s)) return e;
+  if (auto e = validateRuntimeEnv(s)) return e;
+  return validateNumbers(s);
 }
 
 }  // namespace
 
 std::optional<ValidationError> validateRayJob(const RayJob& job) {
   if (auto e = validateMetadata(job)) return e;
-  if (!job.specProblems.empty()) {
-    std::string all;
-    for (const auto& p : job.specProblems) all += (all.empty() ? "" : "; ") + p;
-    return spec(all);
-  }
-  if (auto e = validateNumbers(job.spec)) return e;
-  if (auto e = validateClusterSource(job.spec)) return e;
-  if (auto e = validateModes(job.spec)) return e;
-  if (auto e = validateDeletionStrategy(job.spec)) return e;
-  try {
-    runtimeEnvJson(job.spec.runtimeEnvYAML);
-  } catch (const std::invalid_argument& e) {
-    return spec(std::string("spec.") + e.what());
-  }
+  if (auto e = validateSchema(job)) return e;
+  if (auto e = validateSpec(job.spec)) return e;
   if (job.status.jobDeploymentStatus == DeploymentStatus::Waiting &&
       job.spec.submissionMode != SubmissionMode::InteractiveMode) {
     return ValidationError{"InvalidRayJobStatus",
-                           "status.jobDeploymentStatus: Waiting is only valid in InteractiveMode"};
+                           "The RayJob status is invalid: JobDeploymentStatus cannot be `Waiting` "
+                           "when SubmissionMode is not InteractiveMode"};
   }
   return std::nullopt;
 }

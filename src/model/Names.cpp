@@ -23,7 +23,10 @@ std::string workerPodName(std::string_view cluster, std::string_view group, uint
 
 std::optional<uint64_t> workerPodIndex(std::string_view podName, std::string_view cluster,
                                        std::string_view group) {
-  const std::string prefix = workerPodPrefix(cluster, group);
+  return workerIndexAfterPrefix(podName, workerPodPrefix(cluster, group));
+}
+
+std::optional<uint64_t> workerIndexAfterPrefix(std::string_view podName, std::string_view prefix) {
   if (podName.size() <= prefix.size() || podName.substr(0, prefix.size()) != prefix)
     return std::nullopt;
   std::string_view digits = podName.substr(prefix.size());

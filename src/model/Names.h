@@ -24,6 +24,8 @@ std::string workerPodPrefix(std::string_view cluster, std::string_view group);
 // user made by hand, or a number that does not fit): such a Pod is foreign and left alone.
 std::optional<uint64_t> workerPodIndex(std::string_view podName, std::string_view cluster,
                                        std::string_view group);
+// The same with the group's workerPodPrefix computed once (a pass reads every Pod's name).
+std::optional<uint64_t> workerIndexAfterPrefix(std::string_view podName, std::string_view prefix);
 // The RayJob-level head Service: "<rayjob>-head-svc" (KubeRay's job head Service).
 std::string rayJobHeadServiceName(std::string_view rayJob);
 // The K8sJobMode submitter Job: named after the RayJob, as in KubeRay.

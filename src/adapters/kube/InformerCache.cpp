@@ -200,8 +200,9 @@ std::vector<json> InformerCache::list(const std::string& kind, const std::string
     const Store& store = stores_.at(kind);
     if (store.synced) {
       std::vector<json> out;
+      const std::string prefix = ns + "/";
       for (const auto& [key, entry] : store.objects) {
-        if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
+        if (!ns.empty() && key.compare(0, prefix.size(), prefix) != 0) continue;
         if (store.options.packed) {
           json o = json::from_cbor(entry.packed);
           if (labelsMatch(o, labels)) out.push_back(std::move(o));
@@ -260,8 +261,9 @@ std::vector<Snapshot> InformerCache::listOwned(const std::string& kind, const st
       std::vector<Snapshot> out;
       auto it = store.owned.find(ownerUid);
       if (it == store.owned.end()) return out;
+      const std::string prefix = ns + "/";
       for (const auto& key : it->second) {
-        if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
+        if (!ns.empty() && key.compare(0, prefix.size(), prefix) != 0) continue;
         auto o = store.objects.find(key);
         if (o != store.objects.end()) out.push_back(store.read(o->second));
       }
@@ -283,10 +285,15 @@ void InformerCache::forEachOwned(const std::string& kind, const std::string& ns,
   }
   auto it = store.owned.find(ownerUid);
   if (it == store.owned.end()) return;
+  const std::string prefix = ns + "/";
   for (const auto& key : it->second) {
-    if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
+    if (!ns.empty() && key.compare(0, prefix.size(), prefix) != 0) continue;
     auto o = store.objects.find(key);
-    if (o != store.objects.end()) visit(*store.read(o->second));
+    if (o == store.objects.end()) continue;
+    if (store.options.packed)
+      visit(json::from_cbor(o->second.packed));
+    else
+      visit(*o->second.object);
   }
 }
 

@@ -104,5 +104,46 @@ TEST_F(ExecutorTest, DecisionsWithNothingToDoWriteNothing) {
   EXPECT_EQ(journal->latestSeq(), before);
 }
 
+// What the Ray dashboard was asked, without a cluster behind it.
+class RecordingRay : public ray::RayJobsClient {
+ public:
+  std::optional<ray::JobInfo> getJob(const std::string&, const std::string&) override {
+    return std::nullopt;
+  }
+  ray::SubmitResult submit(const std::string&, const ray::SubmitRequest& request) override {
+    submitted.push_back(request);
+    return ray::SubmitResult::Submitted;
+  }
+  bool stop(const std::string&, const std::string&) override { return true; }
+  std::vector<ray::SubmitRequest> submitted;
+};
+
+// HTTPMode submits what K8sJobMode's `ray job submit --entrypoint-resources` would: KubeRay's
+// ConvertRayJobToReq parses spec.entrypointResources (a JSON object) into the request.
+TEST_F(ExecutorTest, AnHttpSubmissionCarriesTheEntrypointResources) {
+  RecordingRay recording;
+  Executor http{*journal, kube, recording, clock};
+  Subject job = cluster("j");
+  job.kind = "RayJob";
+  Plan plan;
+  plan.intents.push_back({Action::SubmitRayJob, "j-1",
+                          std::make_shared<json>(json{{"dashboard", "http://h:8265"},
+                                                      {"submissionId", "j-1"},
+                                                      {"entrypoint", "python x.py"},
+                                                      {"entrypointNumCpus", 1.5},
+                                                      {"entrypointResources", R"({"Custom_1": 2, "tpu": 0.5})"}})});
+  ASSERT_TRUE(http.execute(job, plan).ok);
+  ASSERT_EQ(recording.submitted.size(), 1u);
+  EXPECT_EQ(recording.submitted[0].entrypointResources,
+            (std::map<std::string, double>{{"Custom_1", 2}, {"tpu", 0.5}}));
+  EXPECT_EQ(recording.submitted[0].entrypointNumCpus, 1.5);
+  plan.intents[0].target = "j-2";
+  (*plan.intents[0].object)["entrypointResources"] = "[1, 2]";
+  ExecResult refused = http.execute(job, plan);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.error.find("entrypointResources"), std::string::npos) << refused.error;
+  EXPECT_EQ(recording.submitted.size(), 1u) << "nothing submitted with resources it cannot read";
+}
+
 }  // namespace
 }  // namespace rayjournal::controller
