@@ -294,6 +294,14 @@ uint32_t JobProjection::attemptOfCluster(const std::string& jobKey,
   return 0;
 }
 
+std::pair<std::string, std::string> JobProjection::replicaFailure(const std::string& key,
+                                                                  const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  auto it = clusters_.find(key);
+  if (it == clusters_.end() || it->second.uid != uid) return {};
+  return {it->second.replicaFailureReason, it->second.replicaFailureMessage};
+}
+
 std::optional<JobState> JobProjection::cluster(const std::string& key) const {
   std::lock_guard lock(mu_);
   auto it = clusters_.find(key);

@@ -93,6 +93,10 @@ class JobProjection : public Projection {
   // The attempt of RayJob jobKey whose RayCluster is clusterName; 0 when none is journaled.
   uint32_t attemptOfCluster(const std::string& jobKey, const std::string& clusterName) const;
   std::optional<JobState> cluster(const std::string& key) const;
+  // The RayCluster's last failed Pod create/delete {reason, message}, when that cluster (uid)
+  // has one; without copying its state (every RayCluster pass asks).
+  std::pair<std::string, std::string> replicaFailure(const std::string& key,
+                                                     const std::string& uid) const;
   size_t jobCount() const;
   json toJson(const std::string& key = "") const;
 

@@ -65,8 +65,8 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
                      [&](const nlohmann::json& pod) { pods.push_back(controller::podView(pod)); });
   controller::ClusterObserved observed = controller::clusterObserved(
       cluster, std::move(pods), headService, {context_.clusterDomain, clock_.nowMs()});
-  if (auto journaled = projection_.cluster(key); journaled && journaled->uid == subject.uid)
-    observed.replicaFailure = {journaled->replicaFailureReason, journaled->replicaFailureMessage};
+  auto [reason, message] = projection_.replicaFailure(key, subject.uid);
+  observed.replicaFailure = {std::move(reason), std::move(message)};
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
   bool changesPods = !plan.intents.empty() && plan.intents.front().action != Action::WriteStatus;
   if (changesPods) spdlog::info("RayCluster {}: {}", key, plan.why);
