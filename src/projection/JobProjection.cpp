@@ -202,6 +202,11 @@ void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
                   r.timeMs};
     job.attempt = a.attempt;
     job.incarnations = std::max(job.incarnations, a.incarnation);
+    // Submissions and stops belong to one cluster incarnation: an explicit spec.jobId is
+    // submitted again on the next attempt's new cluster (KubeRay), and Ray there has never seen
+    // it, so the last attempt's confirmation must not read as a lost record (W8).
+    job.submissions.clear();
+    job.stopRequests.clear();
     job.attemptStartMs = r.timeMs;
     if (job.firstStartMs == 0) job.firstStartMs = r.timeMs;
     job.attempts.push_back(std::move(a));

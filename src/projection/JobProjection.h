@@ -49,8 +49,10 @@ struct JobState {
   std::vector<AttemptFact> attempts;
   std::map<uint64_t, IntentFact> intents;
   std::set<uint64_t> inDoubt;
-  std::map<std::string, int64_t> submissions;  // submission id -> time confirmed
-  std::map<std::string, int> stopRequests;     // submission id -> StopRayJob intents
+  // Of the current attempt (cleared when one starts): submission id -> time confirmed, and
+  // submission id -> StopRayJob intents.
+  std::map<std::string, int64_t> submissions;
+  std::map<std::string, int> stopRequests;
   std::string lastRayStatus;
   std::string lastDeploymentStatus;  // from the last status write known to have landed
   int drifts = 0;

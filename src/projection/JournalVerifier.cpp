@@ -33,6 +33,7 @@ struct JobTrack {
   bool retryingWritten = false;  // a Retrying status write landed since the last attempt start
   bool startedThisEpoch = false;
   uint64_t startSeq = 0;  // of the AttemptStarted observation
+  uint32_t incarnation = 0;  // of the current attempt: scopes submissions (explicit jobIds repeat)
 };
 
 class Verifier {
@@ -109,6 +110,8 @@ class Verifier {
       identity = "Ray submission " + in.target;
     else
       return;
+    if (in.action != Action::CreateRayCluster)
+      identity += " in incarnation " + std::to_string(jobs_[in.key].incarnation);
     auto [it, inserted] = executed_.emplace(in.key + " " + identity, seq);
     if (!inserted) {
       violation(seq, "duplicate-side-effect",
@@ -123,7 +126,8 @@ class Verifier {
     if (const auto* missing = std::get_if<events::ChildMissing>(&*observation)) {
       // Someone else deleted the child: recreating it under the same identity is not a duplicate.
       executed_.erase(key(r) + " submitter Job " + missing->name + " for submission " +
-                      missing->jobId);
+                      missing->jobId + " in incarnation " +
+                      std::to_string(jobs_[key(r)].incarnation));
       return;
     }
     if (const auto* s = std::get_if<events::JournalSalvaged>(&*observation)) return salvaged(*s);
@@ -151,6 +155,7 @@ class Verifier {
     t.attempt = attempt;
     t.retryingWritten = false;
     t.startSeq = r.seq;
+    t.incarnation = started->incarnation;
   }
 
   // A missing state is a violation unless a later salvage says it dropped it (decided at the end).

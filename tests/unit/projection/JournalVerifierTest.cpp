@@ -155,5 +155,28 @@ TEST(JournalVerifierTest, ScenarioJournalWithRestartsPasses) {
   EXPECT_GE(restarts, 20);
 }
 
+// An explicit spec.jobId is submitted again on each attempt's new cluster, as KubeRay does: the
+// retry submits (no W8 "record lost" from the first attempt's submission), the RayJob
+// completes, and verify counts one submission per attempt, not a duplicate.
+TEST(JournalVerifierTest, AnExplicitJobIdIsSubmittedOncePerAttemptInEveryMode) {
+  for (const char* mode : {"HTTPMode", "K8sJobMode", "SidecarMode"}) {
+    SimHarness h;
+    json job = sampleRayJob("fixed", mode, "FAILED,SUCCEEDED", "1s");
+    job["spec"]["backoffLimit"] = 1;
+    job["spec"]["jobId"] = "my-fixed-id";
+    h.apply(job);
+    ASSERT_TRUE(h.runUntil([&] {
+      std::string s = h.deploymentStatus("fixed");
+      return s == "Complete" || s == "Failed";
+    })) << mode;
+    json status = h.rayjob("fixed")["status"];
+    EXPECT_EQ(status.value("jobDeploymentStatus", ""), "Complete") << mode << ": " << status.dump();
+    EXPECT_EQ(status.value("failed", 0), 1) << mode;
+    EXPECT_EQ(h.ray.submissions(), 2u) << mode << ": one submission per attempt";
+    auto report = projection::verifyJournal(*h.journal);
+    EXPECT_TRUE(report.ok()) << mode << ": " << report.violations.front().message;
+  }
+}
+
 }  // namespace
 }  // namespace rayjournal::testing
