@@ -19,6 +19,9 @@ struct Ctx {
   const RayJob& job;
   RayJobStatus st;  // the status being built
   Plan plan;
+  // The status write runs even if an earlier intent fails: it records that failure's streak
+  // (a submission that keeps failing starts the status-check timer).
+  bool statusAfterFailure = false;
 
   bool selectorMode() const { return !job.spec.clusterSelector.empty(); }
   void intent(Action a, std::string target, model::ApiObject object = nullptr) {
@@ -170,14 +173,27 @@ void decideWaiting(Ctx& c) {
   c.st.jobDeploymentStatus = DeploymentStatus::Running;
 }
 
-void recordStatusCheckFailure(Ctx& c, const std::string& error) {
+// KubeRay's time.DateTime rendering of an RFC 3339 UTC time: "2006-01-02 15:04:05".
+std::string goDateTime(const std::string& rfc3339) {
+  if (rfc3339.size() < 19) return rfc3339;
+  return rfc3339.substr(0, 10) + " " + rfc3339.substr(11, 8);
+}
+
+// Returns true when the timeout passed and the RayJob failed: KubeRay's message, and for a cause
+// KubeRay does not have (an unknown Ray status) that cause after it.
+bool recordStatusCheckFailure(Ctx& c, const std::string& error, bool causeInMessage = false) {
+  c.plan.why = "Ray status check failed: " + error;
   if (c.st.jobStatusCheckFailureStartTime.empty()) {
     c.st.jobStatusCheckFailureStartTime = toRfc3339(c.now);
-  } else if (c.passed(c.st.jobStatusCheckFailureStartTime, c.cfg.statusCheckTimeoutMs)) {
-    c.fail("JobStatusCheckTimeoutExceeded", "Failed to get the Ray job status since " +
-                                                c.st.jobStatusCheckFailureStartTime + ": " + error);
+    return false;
   }
-  c.plan.why = "Ray status query failed: " + error;
+  if (!c.passed(c.st.jobStatusCheckFailureStartTime, c.cfg.statusCheckTimeoutMs)) return false;
+  c.fail("JobStatusCheckTimeoutExceeded",
+         "Job status checks have been failing since " +
+             goDateTime(c.st.jobStatusCheckFailureStartTime) + "; exceeded timeout of " +
+             std::to_string(c.cfg.statusCheckTimeoutMs / 1000) + "s" +
+             (causeInMessage ? ": " + error : ""));
+  return true;
 }
 
 // Applies what Ray said. Returns true when the RayJob reached a terminal deployment status.
@@ -291,7 +307,7 @@ void onUnknownRayStatus(Ctx& c, const ray::JobInfo& info) {
     c.event("Warning", "UnknownRayJobStatus", what + "; failing after the status check timeout");
   c.st.jobStatus = info.status;
   c.st.message = info.message;
-  recordStatusCheckFailure(c, what);
+  recordStatusCheckFailure(c, what, true);
 }
 
 // Ray knows the job. Returns true when the decision is made.
@@ -326,9 +342,17 @@ bool onRayAnswer(Ctx& c, const ray::JobInfo& info, const SubmitterState& sub) {
 
 // Ray answered 404 for the submission. Returns true when the decision is made.
 bool onRayNotFound(Ctx& c, const SubmitterState& sub) {
-  // The status check itself succeeded, so an earlier failure streak is over (KubeRay keeps the
-  // timer running through 404s and can time out a healthy wait).
-  c.st.jobStatusCheckFailureStartTime = "";
+  // HTTPMode: a submission that keeps failing is a failing status check, as KubeRay's
+  // reconcileHTTPModeJobNotFound records it, and ends JobStatusCheckTimeoutExceeded.
+  const bool submitFailing =
+      c.job.spec.submissionMode == SubmissionMode::HTTPMode && !c.facts.lastSubmitError.empty();
+  if (submitFailing && recordStatusCheckFailure(c, "submitting " + c.st.jobId + " failed: " +
+                                                       c.facts.lastSubmitError))
+    return true;
+  // Otherwise the status check itself succeeded, so an earlier failure streak is over (KubeRay
+  // keeps the timer running through 404s and can time out a healthy wait).
+  if (!submitFailing) c.st.jobStatusCheckFailureStartTime = "";
+  c.statusAfterFailure = submitFailing;
   if (c.job.spec.submissionMode == SubmissionMode::HTTPMode) {
     if (c.facts.submittedIds.count(c.st.jobId)) {
       // W8: the journal says Ray accepted this id; a 404 now means Ray lost the record.
@@ -610,8 +634,10 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
   // message text changes while RUNNING); it rides along with the next real change.
   RayJobStatus ignoringMessage = c.st;
   ignoringMessage.message = c.job.status.message;
-  if (ignoringMessage != c.job.status)
+  if (ignoringMessage != c.job.status) {
     c.intent(Action::WriteStatus, c.job.name, statusObject(c.st));
+    c.plan.intents.back().runsAfterFailure = c.statusAfterFailure;
+  }
   return std::move(c.plan);
 }
 

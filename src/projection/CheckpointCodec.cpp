@@ -7,7 +7,7 @@
 namespace rayjournal::projection {
 namespace {
 
-constexpr char kMagic[] = "RJP4";    // RayJobs, then RayClusters, each with its replica failure
+constexpr char kMagic[] = "RJP4";  // RayJobs, then RayClusters, with replica and submit failures
 constexpr char kMagicV3[] = "RJP3";  // RayJobs, then RayClusters
 constexpr char kMagicV2[] = "RJP2";  // RayJobs only (before the RayCluster side was journaled)
 
@@ -111,6 +111,7 @@ void encodeJob(Out& out, const JobState& s) {
   out.u(uint64_t(s.drifts));
   out.str(s.replicaFailureReason);
   out.str(s.replicaFailureMessage);
+  out.str(s.lastSubmitError);
 }
 
 JobState decodeJob(In& in, bool withReplicaFailure) {
@@ -166,6 +167,7 @@ JobState decodeJob(In& in, bool withReplicaFailure) {
   if (withReplicaFailure) {
     s.replicaFailureReason = in.str();
     s.replicaFailureMessage = in.str();
+    s.lastSubmitError = in.str();
   }
   return s;
 }

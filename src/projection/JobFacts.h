@@ -13,6 +13,8 @@ struct JobFacts {
   std::set<std::string> submittedIds;  // submissions confirmed by Ray (HTTP mode)
   int stopAttempts = 0;                // StopRayJob intents for the current submission
   int64_t firstStartMs = 0;
+  // HTTPMode: why the attempt's last SubmitRayJob failed; empty when it landed or none failed.
+  std::string lastSubmitError;
 };
 
 }  // namespace rayjournal::projection

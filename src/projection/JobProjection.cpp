@@ -79,7 +79,8 @@ json stateToJson(const JobState& s) {
           {"last_deployment_status", s.lastDeploymentStatus},
           {"drifts", s.drifts},
           {"replica_failure_reason", s.replicaFailureReason},
-          {"replica_failure_message", s.replicaFailureMessage}};
+          {"replica_failure_message", s.replicaFailureMessage},
+          {"last_submit_error", s.lastSubmitError}};
 }
 
 JobState stateFromJson(const json& j) {
@@ -104,6 +105,7 @@ JobState stateFromJson(const json& j) {
   s.drifts = j["drifts"];
   s.replicaFailureReason = j.value("replica_failure_reason", "");
   s.replicaFailureMessage = j.value("replica_failure_message", "");
+  s.lastSubmitError = j.value("last_submit_error", "");
   return s;
 }
 
@@ -169,6 +171,8 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
   if (f.action == events::Action::CreatePod || f.action == events::Action::DeletePod)
     notePodOutcome(job, r.object.name, f, body);
   if (ok && f.action == events::Action::SubmitRayJob) job.submissions.emplace(f.target, r.timeMs);
+  if (f.action == events::Action::SubmitRayJob && (ok || body.result == events::Result::Error))
+    job.lastSubmitError = ok ? "" : body.detail.substr(0, kMaxFailureMessage);
   if (ok && f.action == events::Action::WriteStatus) {
     auto status = f.status.find("jobDeploymentStatus");
     const auto* text = status == f.status.end() ? nullptr : std::get_if<std::string>(&status->second);
@@ -207,6 +211,7 @@ void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
     // it, so the last attempt's confirmation must not read as a lost record (W8).
     job.submissions.clear();
     job.stopRequests.clear();
+    job.lastSubmitError.clear();
     job.attemptStartMs = r.timeMs;
     if (job.firstStartMs == 0) job.firstStartMs = r.timeMs;
     job.attempts.push_back(std::move(a));
@@ -274,6 +279,7 @@ JobFacts JobProjection::facts(const std::string& key,
   auto stops = s.stopRequests.find(currentJobId);
   f.stopAttempts = stops == s.stopRequests.end() ? 0 : stops->second;
   f.firstStartMs = s.firstStartMs;
+  f.lastSubmitError = s.lastSubmitError;
   return f;
 }
 

@@ -61,6 +61,8 @@ struct JobState {
   // message: the reason, a newline, the error (Go's errors.Join), at most kMaxFailureMessage.
   std::string replicaFailureReason;
   std::string replicaFailureMessage;
+  // RayJobs: the error of the current attempt's last failed SubmitRayJob, until one lands.
+  std::string lastSubmitError;
 };
 
 inline constexpr size_t kMaxFailureMessage = 1024;

@@ -366,6 +366,21 @@ TEST(KubeRayScenario, W6_DeletedSubmitterIsRecreatedNotLoopedOn) {
   EXPECT_TRUE(anyEvent(h, "SubmitterJobRecreated"));
 }
 
+// HTTPMode: a dashboard that refuses every submission (Ray reachable, the POST fails) ends the
+// RayJob Failed/JobStatusCheckTimeoutExceeded after the status check timeout, as KubeRay;
+// it once stayed Running for ever.
+TEST(KubeRayScenario, HttpSubmissionsThatKeepFailingEndAtTheStatusCheckTimeout) {
+  SimHarness h;
+  h.ray.failNextSubmissions(1000000);
+  h.apply(sampleRayJob("refused", "HTTPMode"));
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("refused") == "Failed"; }, 900000));
+  EXPECT_EQ(status(h, "refused")["reason"], "JobStatusCheckTimeoutExceeded");
+  EXPECT_EQ(status(h, "refused")["message"].get<std::string>().rfind(
+                "Job status checks have been failing since ", 0),
+            0u);
+  EXPECT_EQ(h.ray.submissions(), 0u);
+}
+
 // W7: a RayCluster deleted mid-run is never silently recreated; the attempt fails and retries.
 TEST(KubeRayScenario, W7_DeletedClusterFailsTheAttemptInsteadOfRecreating) {
   SimHarness h;

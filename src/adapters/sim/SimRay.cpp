@@ -38,6 +38,11 @@ void SimRay::failNextCalls(int n) {
   failCalls_ = n;
 }
 
+void SimRay::failNextSubmissions(int n) {
+  std::lock_guard lock(mu_);
+  failSubmissions_ = n;
+}
+
 void SimRay::maybeFail(const std::string& dashboard) {
   std::lock_guard lock(mu_);
   if (failCalls_ > 0) {
@@ -110,6 +115,12 @@ std::optional<ray::JobInfo> SimRay::getJob(const std::string& dashboard,
 }
 
 ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::SubmitRequest& request) {
+  {
+    std::lock_guard lock(mu_);
+    if (failSubmissions_ > 0 && failSubmissions_--)
+      throw ray::RayError("Ray dashboard " + dashboard +
+                          " refused the submission: HTTP 500 (injected)");
+  }
   std::string ns;
   kube::Snapshot clusterSnapshot = clusterFor(dashboard, ns);
   const json& cluster = *clusterSnapshot;

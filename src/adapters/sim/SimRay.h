@@ -29,6 +29,8 @@ class SimRay : public ray::RayJobsClient {
 
   // Fault injection: the next n calls fail as if the dashboard were unreachable.
   void failNextCalls(int n);
+  // The next n submissions are refused with HTTP 500 (the dashboard answers other calls).
+  void failNextSubmissions(int n);
   // A head restart without GCS fault tolerance: every job record of that cluster is lost.
   void loseAllRecords(const std::string& ns, const std::string& cluster);
   uint64_t submissions() const { return submissions_; }
@@ -45,6 +47,7 @@ class SimRay : public ray::RayJobsClient {
   std::mutex mu_;
   std::mutex submitMu_;
   int failCalls_ = 0;
+  int failSubmissions_ = 0;
   std::atomic<uint64_t> submissions_{0};
   int64_t pendingMs_ = 100;
 };

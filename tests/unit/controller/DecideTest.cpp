@@ -126,6 +126,36 @@ TEST(DecideTest, StatusCheckTimeout) {
   }
 }
 
+// HTTPMode: a POST that keeps failing is a failing status check (KubeRay's
+// reconcileHTTPModeJobNotFound): the timer starts, the submission is tried again, and after
+// the timeout the RayJob ends Failed/JobStatusCheckTimeoutExceeded with KubeRay's message.
+// Before, a RayJob whose submissions all failed stayed Running for ever.
+TEST(DecideTest, AnHttpSubmissionThatKeepsFailingEndsAtTheStatusCheckTimeout) {
+  auto at = [](int64_t now, const std::string& since, const std::string& submitError) {
+    Observed o = observed(runningDoc(since));
+    o.cluster = clusterOf({{"metadata",
+                 {{"name", "c"},
+                  {"ownerReferences", json::array({{{"uid", "uid-1"}, {"controller", true}}})}}}});
+    o.ray.asked = o.ray.reachable = true;  // Ray answers 404: not submitted yet
+    projection::JobFacts facts;
+    facts.lastSubmitError = submitError;
+    return decide(o, facts, now, {});
+  };
+  Plan first = at(5000, "", "HTTP 503 from the dashboard");
+  EXPECT_EQ(writtenStatus(first).value("jobStatusCheckFailureStartTime", ""), toRfc3339(5000));
+  bool resubmits = false;
+  for (const auto& i : first.intents) resubmits = resubmits || i.action == Action::SubmitRayJob;
+  EXPECT_TRUE(resubmits);
+  json later = writtenStatus(at(5000 + 300000, toRfc3339(5000), "HTTP 503 from the dashboard"));
+  EXPECT_EQ(later.value("jobDeploymentStatus", ""), "Failed");
+  EXPECT_EQ(later.value("reason", ""), "JobStatusCheckTimeoutExceeded");
+  EXPECT_EQ(later.value("message", ""),
+            "Job status checks have been failing since 1970-01-01 00:00:05; exceeded timeout of "
+            "300s");
+  json recovered = writtenStatus(at(6000, toRfc3339(5000), ""));
+  EXPECT_FALSE(recovered.contains("jobStatusCheckFailureStartTime")) << "a landed submission";
+}
+
 // A status Ray's Jobs API does not define never leaves the RayJob Running for ever: it is
 // shown, warned about once, and fails the RayJob when the status check timeout passes.
 TEST(DecideTest, UnknownRayStatusFailsAfterTheStatusCheckTimeout) {

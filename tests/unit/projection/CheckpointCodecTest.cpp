@@ -47,7 +47,8 @@ TEST(CheckpointCodecTest, RoundTripKeepsRayJobsAndRayClustersAndIsDeterministic)
   EXPECT_EQ(encodeCheckpoint(back, through), bytes) << "same state, same bytes";
 }
 
-// Each RJP4 state ends with two strings (replica failure reason and message) that RJP3 lacks.
+// Each RJP4 state ends with three strings (replica failure reason and message, last submit
+// error) that RJP3 lacks.
 TEST(CheckpointCodecTest, VersionThreeWithoutReplicaFailuresIsStillRead) {
   ProjectionStates states = sample();
   states.clusters.begin()->second.replicaFailureReason.clear();
@@ -55,9 +56,9 @@ TEST(CheckpointCodecTest, VersionThreeWithoutReplicaFailuresIsStillRead) {
   std::string v4 = encodeCheckpoint(states, 5);
   ProjectionStates jobsOnly = states;
   jobsOnly.clusters.clear();
-  size_t jobEnd = encodeCheckpoint(jobsOnly, 5).size() - 3;  // two empty strings, 0 clusters
+  size_t jobEnd = encodeCheckpoint(jobsOnly, 5).size() - 4;  // three empty strings, 0 clusters
   std::string v3 = "RJP3" + v4.substr(4, jobEnd - 4) +
-                   v4.substr(jobEnd + 2, v4.size() - (jobEnd + 2) - 2);
+                   v4.substr(jobEnd + 3, v4.size() - (jobEnd + 3) - 3);
   ProjectionStates back;
   uint64_t through = 0;
   decodeCheckpoint(v3, back, through);
@@ -68,8 +69,8 @@ TEST(CheckpointCodecTest, VersionTwoWithoutClustersIsStillRead) {
   ProjectionStates jobsOnly = sample();
   jobsOnly.clusters.clear();
   std::string bytes = encodeCheckpoint(jobsOnly, 5);
-  // RJP2 is RJP4 without the job's replica failure strings and the (empty) RayCluster section.
-  std::string v2 = "RJP2" + bytes.substr(4, bytes.size() - 7);
+  // RJP2 is RJP4 without the job's three failure strings and the (empty) RayCluster section.
+  std::string v2 = "RJP2" + bytes.substr(4, bytes.size() - 8);
   ProjectionStates back;
   uint64_t through = 0;
   decodeCheckpoint(v2, back, through);
