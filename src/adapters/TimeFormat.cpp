@@ -47,4 +47,17 @@ std::optional<int64_t> parseDurationMs(const std::string& text) {
   return std::nullopt;
 }
 
+std::string goDateTime(const std::string& rfc3339) {
+  auto ms = parseRfc3339(rfc3339);
+  if (!ms) return rfc3339;
+  std::string canonical = toRfc3339(*ms);  // "2006-01-02T15:04:05Z"
+  return canonical.substr(0, 10) + " " + canonical.substr(11, 8);
+}
+
+std::string goTimeString(const std::string& rfc3339) {
+  auto ms = parseRfc3339(rfc3339);
+  if (!ms) return rfc3339;
+  return goDateTime(rfc3339) + " +0000 UTC";
+}
+
 }  // namespace rayjournal

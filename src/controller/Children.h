@@ -2,6 +2,8 @@
 // 2.16, 3.1-3.4). Pure functions.
 #pragma once
 
+#include "model/Names.h"
+
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,7 +29,7 @@ json buildJobHeadService(const RayJob& job, const json& clusterHeadService,
                          const std::string& clusterName);
 // The SidecarMode submitter command (reference 3.6, without the restart gate).
 std::string buildSidecarCommand(const RayJob& job, int dashboardPort);
-inline constexpr const char* kSubmitterContainer = "ray-job-submitter";
+using model::kSubmitterContainer;
 
 // runtimeEnvYAML as a JSON object; throws std::invalid_argument when it is not valid YAML.
 json runtimeEnvJson(const std::string& yaml);

@@ -50,14 +50,16 @@ bool deadlinesPassed(Ctx& c, bool activeDeadline, bool preRunningDeadline) {
   if (activeDeadline && s.activeDeadlineSeconds &&
       c.passed(c.st.startTime, int64_t(*s.activeDeadlineSeconds) * 1000)) {
     c.fail("DeadlineExceeded",
-           "The RayJob has passed the activeDeadlineSeconds. StartTime: " + c.st.startTime +
+           "The RayJob has passed the activeDeadlineSeconds. StartTime: " +
+               goTimeString(c.st.startTime) +
                ". ActiveDeadlineSeconds: " + std::to_string(*s.activeDeadlineSeconds));
     return true;
   }
   if (preRunningDeadline && s.preRunningDeadlineSeconds &&
       c.passed(c.st.startTime, int64_t(*s.preRunningDeadlineSeconds) * 1000)) {
     c.fail("PreRunningDeadlineExceeded",
-           "The RayJob has passed the preRunningDeadlineSeconds. StartTime: " + c.st.startTime +
+           "The RayJob has passed the preRunningDeadlineSeconds. StartTime: " +
+               goTimeString(c.st.startTime) +
                ". PreRunningDeadlineSeconds: " + std::to_string(*s.preRunningDeadlineSeconds));
     return true;
   }
@@ -173,10 +175,9 @@ void decideWaiting(Ctx& c) {
   c.st.jobDeploymentStatus = DeploymentStatus::Running;
 }
 
-// KubeRay's time.DateTime rendering of an RFC 3339 UTC time: "2006-01-02 15:04:05".
-std::string goDateTime(const std::string& rfc3339) {
-  if (rfc3339.size() < 19) return rfc3339;
-  return rfc3339.substr(0, 10) + " " + rfc3339.substr(11, 8);
+bool statusChecksTimedOut(const Ctx& c) {
+  return !c.st.jobStatusCheckFailureStartTime.empty() &&
+         c.passed(c.st.jobStatusCheckFailureStartTime, c.cfg.statusCheckTimeoutMs);
 }
 
 // Returns true when the timeout passed and the RayJob failed: KubeRay's message, and for a cause
@@ -187,7 +188,7 @@ bool recordStatusCheckFailure(Ctx& c, const std::string& error, bool causeInMess
     c.st.jobStatusCheckFailureStartTime = toRfc3339(c.now);
     return false;
   }
-  if (!c.passed(c.st.jobStatusCheckFailureStartTime, c.cfg.statusCheckTimeoutMs)) return false;
+  if (!statusChecksTimedOut(c)) return false;
   c.fail("JobStatusCheckTimeoutExceeded",
          "Job status checks have been failing since " +
              goDateTime(c.st.jobStatusCheckFailureStartTime) + "; exceeded timeout of " +
@@ -220,31 +221,6 @@ void applyRayInfo(Ctx& c, const ray::JobInfo& info, bool submitterFinished) {
   c.plan.why = "Ray job " + c.st.jobId + " is " + info.status;
 }
 
-// SidecarMode: the submitter is a container of the head Pod (reference 2.11). Returns false
-// when the decision is already made (no head Pod).
-bool checkSidecar(Ctx& c, bool& finished, bool& failed, std::string& finishedAt,
-                  std::string& failedReason, std::string& failedMessage) {
-  if (c.o.headPods.size() > 1) {
-    c.plan.why =
-        std::to_string(c.o.headPods.size()) + " head Pods found for " + c.st.rayClusterName;
-    return false;
-  }
-  if (c.o.headPods.empty()) {
-    c.fail("AppFailed", "Ray head pod not found.");
-    return false;
-  }
-  const HeadPodView& head = c.o.headPods[0];
-  if (!head.submitterExited) return true;
-  finished = true;
-  finishedAt = head.finishedAt;
-  if (head.exitCode != 0) {
-    failed = true;
-    failedReason = "SubmitterContainerFailed";
-    failedMessage = "submitter container exited with code " + std::to_string(head.exitCode);
-  }
-  return true;
-}
-
 // The RayJob-level head Service gives users a stable address across retries (reference 2.17).
 void reconcileJobHeadService(Ctx& c) {
   if (c.selectorMode() || !c.o.headService) return;
@@ -263,23 +239,57 @@ void reconcileJobHeadService(Ctx& c) {
 struct SubmitterState {
   bool finished = false;
   bool failed = false;
-  std::string finishedAt, failedReason, failedMessage;
+  std::string finishedAt;
+  std::string failure;  // KubeRay's SubmissionFailed message for this mode
 };
+
+// SidecarMode: the submitter is a container of the head Pod (reference 2.11). Returns false
+// when the decision is already made (no head Pod, or more than one).
+bool checkSidecar(Ctx& c, SubmitterState& s) {
+  if (c.o.headPods.size() > 1) {
+    c.plan.why =
+        std::to_string(c.o.headPods.size()) + " head Pods found for " + c.st.rayClusterName;
+    return false;
+  }
+  if (c.o.headPods.empty()) {
+    c.fail("AppFailed", "Ray head pod not found.");
+    return false;
+  }
+  const HeadPodView& head = c.o.headPods[0];
+  if (!head.submitterExited) return true;
+  s.finished = true;
+  s.finishedAt = head.finishedAt;
+  if (head.exitCode != 0) {
+    s.failed = true;
+    s.failure = "Ray head pod container " + std::string(model::kSubmitterContainer) +
+                " terminated with exit code " + std::to_string(head.exitCode) + ": " +
+                head.terminatedReason;
+  }
+  return true;
+}
 
 // Returns false when the decision is already made (the attempt failed, or no usable head Pod).
 bool submitterState(Ctx& c, SubmitterState& s) {
   if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && c.o.submitter) {
-    s.failed = c.o.submitter->failed;
-    s.finished = c.o.submitter->complete || s.failed;
-    if (s.finished) {
-      s.finishedAt = c.o.submitter->finishedAt;
-      s.failedReason = c.o.submitter->failedReason;
-      s.failedMessage = c.o.submitter->failedMessage;
-    }
+    const SubmitterView& job = *c.o.submitter;
+    s.failed = job.failed;
+    s.finished = job.complete || job.failed;
+    if (s.finished) s.finishedAt = job.finishedAt;
+    if (s.failed)
+      s.failure = "Job submission has failed. Reason: " + job.failedReason +
+                  ". Message: " + job.failedMessage;
   }
-  if (c.job.spec.submissionMode == SubmissionMode::SidecarMode)
-    return checkSidecar(c, s.finished, s.failed, s.finishedAt, s.failedReason, s.failedMessage);
+  if (c.job.spec.submissionMode == SubmissionMode::SidecarMode) return checkSidecar(c, s);
   return true;
+}
+
+// The submitter failed and Ray cannot show the job running: the attempt failed (retryable).
+// KubeRay's reasons: AppFailed when Ray last said FAILED, else SubmissionFailed.
+void failSubmission(Ctx& c, const SubmitterState& sub) {
+  if (c.st.jobStatus == "FAILED")
+    c.fail("AppFailed", c.st.message);
+  else
+    c.fail("SubmissionFailed", sub.failure);
 }
 
 // W6: the submitter was deleted by someone; recreate it under the same submission id (the submit
@@ -319,20 +329,25 @@ bool onRayAnswer(Ctx& c, const ray::JobInfo& info, const SubmitterState& sub) {
   if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return true;
   if (ray::isTerminalRayStatus(info.status) && !c.st.rayJobInfoEndTime.empty() &&
       c.passed(c.st.rayJobInfoEndTime, c.cfg.transitionGracePeriodMs)) {
-    if (info.status == "FAILED") {
-      c.fail("JobDeploymentStatusTransitionGracePeriodExceeded",
-             "The RayJob deployment status did not reach a terminal state within the grace period");
-    } else {
-      c.st.jobDeploymentStatus = DeploymentStatus::Complete;
-      c.st.reason = "JobDeploymentStatusTransitionGracePeriodExceeded";
-    }
+    const std::string message =
+        "JobDeploymentStatus does not transition to Complete or Failed within the grace period "
+        "after JobStatus reaches a terminal state.";
+    c.fail("JobDeploymentStatusTransitionGracePeriodExceeded", message);
+    if (info.status != "FAILED") c.st.jobDeploymentStatus = DeploymentStatus::Complete;
     return true;
+  }
+  if (sub.failed && !ray::isTerminalRayStatus(info.status)) {
+    // W5: the submitter failed (a dropped log stream, an evicted Pod) but Ray runs the job, so
+    // the job's own outcome decides; KubeRay would fail it as SubmissionFailed here.
+    c.plan.why = "the submitter failed (" + sub.failure + ") but Ray says job " + c.st.jobId +
+                 " is " + info.status + ": following Ray";
+    return false;
   }
   if (sub.finished && !ray::isTerminalRayStatus(info.status) &&
       c.passed(sub.finishedAt, c.cfg.submitterFinishedTimeoutMs)) {
     c.st.jobStatus = "FAILED";
     c.fail("JobDeploymentStatusTransitionGracePeriodExceeded",
-           "submitter finished at " + sub.finishedAt +
+           "The RayJob submitter finished at " + goDateTime(sub.finishedAt) +
                " but the ray job did not reach terminal state within " +
                std::to_string(c.cfg.submitterFinishedTimeoutMs / 1000) + "s");
     return true;
@@ -394,21 +409,16 @@ void decideRunning(Ctx& c) {
   } else if (ray.reachable) {
     if (onRayNotFound(c, sub)) return;
   } else if (ray.asked) {
+    // W5: a failed submitter and a Ray that cannot be asked: wait for Ray up to the status-check
+    // timeout, then fail the attempt as the submitter says (retryable), not as a lost check.
+    if (sub.failed && statusChecksTimedOut(c)) return failSubmission(c, sub);
     recordStatusCheckFailure(c, ray.error);
     if (isTerminalDeploymentStatus(c.st.jobDeploymentStatus)) return;
   }
   bool rayKnowsIt = ray.reachable && ray.info;
   bool rayUnreachable = ray.asked && !ray.reachable;
-  if (sub.failed && !rayKnowsIt && !rayUnreachable) {
-    // W5: only a failed submitter and a Ray that does not know the job fail the attempt; while
-    // Ray cannot be asked, wait (the status-check timeout bounds the wait).
-    if (c.st.jobStatus == "FAILED")
-      c.fail("AppFailed", c.st.message);
-    else
-      c.fail("SubmissionFailed", "Job submission has failed. Reason: " + sub.failedReason +
-                                     ". Message: " + sub.failedMessage);
-    return;
-  }
+  // W5: only a failed submitter and a Ray that does not know the job fail the attempt at once.
+  if (sub.failed && !rayKnowsIt && !rayUnreachable) return failSubmission(c, sub);
   deadlinesPassed(c, true, false);
 }
 
@@ -617,7 +627,7 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
     decideDeletion(c);
     return std::move(c.plan);
   }
-  if (auto error = validateRayJob(c.job)) {
+  if (auto error = validateRayJob(c.job, c.cfg.gates)) {
     c.st.jobDeploymentStatus = DeploymentStatus::ValidationFailed;
     c.st.reason = "ValidationFailed";
     c.st.message = error->message;

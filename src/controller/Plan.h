@@ -11,6 +11,7 @@
 
 #include "adapters/ray/JobInfo.h"
 #include "events/Events.h"
+#include "controller/FeatureGates.h"
 #include "controller/RayJob.h"
 #include "controller/Views.h"
 #include "projection/JobFacts.h"
@@ -76,6 +77,7 @@ struct DecideConfig {
   int maxStopAttempts = 3;
   bool deleteRayJobAfterJobFinishes = false;
   std::string clusterDomain = "cluster.local";
+  FeatureGates gates;
 };
 
 }  // namespace rayjournal::controller

@@ -138,6 +138,7 @@ json condition(const std::string& type, bool ok, const std::string& reason,
 
 void writeConditions(json& status, const ClusterObserved& o, const ClusterTally& t,
                      const json& old) {
+  if (!o.statusConditions) return;  // KubeRay with the gate off leaves conditions alone
   std::string headReason = t.headReady ? "HeadPodRunningAndReady"
                            : t.headFound ? "HeadPodNotReady"
                                          : "HeadPodNotFound";

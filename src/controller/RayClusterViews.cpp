@@ -88,6 +88,7 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
   o.pods = std::move(pods);
   if (headService) o.headService = model::Document(std::move(headService));
   o.nowMs = context.nowMs;
+  o.statusConditions = context.statusConditions;
   return o;
 }
 

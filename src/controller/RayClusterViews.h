@@ -58,6 +58,7 @@ struct ClusterObserved {
   model::Document headService;  // null when it does not exist
   int64_t nowMs = 0;            // from the Clock: stamps state transitions
   ReplicaFailure replicaFailure;  // from the projection
+  bool statusConditions = true;   // the RayClusterStatusConditions feature gate
   bool headServiceExists() const { return !headService.isNull(); }
 };
 
@@ -65,6 +66,7 @@ struct ClusterObserved {
 struct ClusterContext {
   std::string clusterDomain = "cluster.local";
   int64_t nowMs = 0;
+  bool statusConditions = true;  // the RayClusterStatusConditions feature gate
 };
 
 // What the decision reads of one Pod (a few bytes of a document of kilobytes).

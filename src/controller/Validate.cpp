@@ -9,6 +9,7 @@
 #include "controller/Children.h"
 #include "controller/JsonAccess.h"
 #include "controller/RayClusterMeta.h"
+#include "controller/ValidateCluster.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -159,13 +160,15 @@ std::optional<ValidationError> validateDeletionRules(const RayJobSpec& s, const 
 }
 
 // KubeRay's validateDeletionConfiguration.
-std::optional<ValidationError> validateDeletion(const RayJobSpec& s) {
+std::optional<ValidationError> validateDeletion(const RayJobSpec& s, const FeatureGates& gates) {
   if (!s.shutdownAfterJobFinishes && s.ttlSecondsAfterFinished > 0)
     return spec(std::string(kInvalid) +
                 "a RayJob with shutdownAfterJobFinishes set to false cannot have "
                 "TTLSecondsAfterFinished");
   const json& d = s.deletionStrategyDocument.get();
   if (d.is_null()) return std::nullopt;
+  if (!gates.rayJobDeletionPolicy)
+    return spec("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy");
   const bool legacy = d.contains("onSuccess") || d.contains("onFailure");
   const json& rules = memberAt(d, "deletionRules");
   const bool hasRules = rules.is_array() && !rules.empty();
@@ -217,32 +220,12 @@ std::optional<ValidationError> validateModes(const RayJobSpec& s) {
   return std::nullopt;
 }
 
-// The part of KubeRay's ValidateRayClusterSpec that a RayJob's cluster meets. minReplicas and
-// maxReplicas are not required: KubeRay's CRD defaults them (0 and 2147483647) at admission.
-std::string clusterSpecProblem(const json& cluster) {
-  const json& head = objectAt(cluster, "headGroupSpec");
-  if (arrayAt(objectAt(objectAt(head, "template"), "spec"), "containers").empty())
-    return "headGroupSpec should have at least one container";
-  for (const auto& g : arrayAt(cluster, "workerGroupSpecs")) {
-    const std::string name = stringAt(g, "groupName");
-    if (arrayAt(objectAt(objectAt(g, "template"), "spec"), "containers").empty())
-      return "workerGroupSpec should have at least one container";
-    int64_t min = integerAt(g, "minReplicas", 0), max = integerAt(g, "maxReplicas", 2147483647);
-    if (min < 0) return "worker group " + name + " has negative minReplicas " + std::to_string(min);
-    if (max < 0) return "worker group " + name + " has negative maxReplicas " + std::to_string(max);
-    if (min > max)
-      return "worker group " + name + " has minReplicas " + std::to_string(min) +
-             " greater than maxReplicas " + std::to_string(max);
-  }
-  return "";
-}
-
-std::optional<ValidationError> validateClusterSpec(const RayJobSpec& s) {
-  const json& cluster = s.rayClusterSpec.get();
+std::optional<ValidationError> validateClusterSpec(const RayJob& job, const FeatureGates& gates) {
+  const json& cluster = job.spec.rayClusterSpec.get();
   if (cluster.is_null()) return std::nullopt;
   if (objectAt(cluster, "authOptions").value("enableK8sTokenAuth", false))
     return spec(std::string(kInvalid) + "K8s token auth mode is currently not supported for RayJob");
-  if (std::string problem = clusterSpecProblem(cluster); !problem.empty())
+  if (std::string problem = rayClusterSpecProblem(cluster, job.annotations, gates); !problem.empty())
     return spec(kInvalid + problem);
   return std::nullopt;
 }
@@ -274,27 +257,28 @@ std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
 }
 
 // ValidateRayJobSpec, rule by rule in KubeRay's order.
-std::optional<ValidationError> validateSpec(const RayJobSpec& s) {
+std::optional<ValidationError> validateSpec(const RayJob& job, const FeatureGates& gates) {
+  const RayJobSpec& s = job.spec;
   if (s.suspend && !s.shutdownAfterJobFinishes)
     return spec(std::string(kInvalid) +
                 "a RayJob with shutdownAfterJobFinishes set to false is not allowed to be "
                 "suspended");
   if (s.ttlSecondsAfterFinished < 0)
     return spec(std::string(kInvalid) + "TTLSecondsAfterFinished must be a non-negative integer");
-  if (auto e = validateDeletion(s)) return e;
+  if (auto e = validateDeletion(s, gates)) return e;
   if (auto e = validateClusterSelector(s)) return e;
   if (auto e = validateModes(s)) return e;
-  if (auto e = validateClusterSpec(s)) return e;
+  if (auto e = validateClusterSpec(job, gates)) return e;
   if (auto e = validateRuntimeEnv(s)) return e;
   return validateNumbers(s);
 }
 
 }  // namespace
 
-std::optional<ValidationError> validateRayJob(const RayJob& job) {
+std::optional<ValidationError> validateRayJob(const RayJob& job, const FeatureGates& gates) {
   if (auto e = validateMetadata(job)) return e;
   if (auto e = validateSchema(job)) return e;
-  if (auto e = validateSpec(job.spec)) return e;
+  if (auto e = validateSpec(job, gates)) return e;
   if (job.status.jobDeploymentStatus == DeploymentStatus::Waiting &&
       job.spec.submissionMode != SubmissionMode::InteractiveMode) {
     return ValidationError{"InvalidRayJobStatus",

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "controller/FeatureGates.h"
 #include "controller/RayJob.h"
 
 namespace rayjournal::controller {
@@ -17,6 +18,6 @@ struct ValidationError {
   std::string message;  // KubeRay's text, or for schema checks one naming the field
 };
 
-std::optional<ValidationError> validateRayJob(const RayJob& job);
+std::optional<ValidationError> validateRayJob(const RayJob& job, const FeatureGates& gates = {});
 
 }  // namespace rayjournal::controller

@@ -81,6 +81,7 @@ HeadPodView headPodView(const json& pod) {
     if (terminated.empty()) continue;
     v.submitterExited = true;
     v.finishedAt = stringAt(terminated, "finishedAt");
+    v.terminatedReason = stringAt(terminated, "reason");
     const json& code = memberAt(terminated, "exitCode");
     v.exitCode = code.is_number_integer() ? code.get<int>() : 0;
   }

@@ -44,6 +44,7 @@ struct HeadPodView {
   bool submitterExited = false;
   std::string finishedAt;
   int exitCode = 0;
+  std::string terminatedReason;  // state.terminated.reason ("Error", "OOMKilled", ...)
 };
 
 // The boundary: views of snapshots as the informer cache holds them (never modified).

@@ -11,6 +11,9 @@
 
 namespace rayjournal::model {
 
+// KubeRay's name of the submitter container (the K8sJobMode Job's, the SidecarMode head's).
+inline constexpr const char* kSubmitterContainer = "ray-job-submitter";
+
 // The head Pod of a RayCluster: "<cluster>-head" (W14: one name, so never a second head).
 std::string headPodName(std::string_view cluster);
 // The head Service of a RayCluster: the user's headGroupSpec.headService.metadata.name when

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "operator/EmbeddedRunner.h"
+#include "operator/KubeRayEnvironment.h"
 #include "operator/KubeRunner.h"
 
 namespace {
@@ -18,7 +19,7 @@ using rayjournal::operator_::KubeOptions;
 struct Flags {
   EmbeddedOptions embedded;
   KubeOptions kube;
-  std::string kubeconfig, logFormat = "text", logLevel = "info", metricsAddress;
+  std::string kubeconfig, logFormat = "text", logLevel = "info", metricsAddress, featureGates;
   bool forceEmbedded = false;
   int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000;
   double leaseS = 15, renewS = 10, retryS = 2, retentionHours = 168;
@@ -78,6 +79,10 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
                "another operator (KubeRay) does");
   app.add_flag("!--no-progress", options.progress,
                "do not print the live progress table on a terminal");
+  app.add_option("--feature-gates", f.featureGates,
+                 "KubeRay's feature gates, Name=bool,...: RayJobDeletionPolicy (default true), "
+                 "RayClusterStatusConditions (true); KubeRay's other gates are accepted and have "
+                 "no effect; SidecarSubmitterRestart=true is refused");
 }
 
 void addClusterFlags(CLI::App& app, Flags& f) {
@@ -186,6 +191,26 @@ int runAgainstKubernetes(Flags& f) {
   return rayjournal::operator_::runAgainstKubernetes(kubeOptions);
 }
 
+// The decision's settings: flags, KubeRay's environment variables and feature gates.
+bool applyDecisionSettings(Flags& f) {
+  rayjournal::controller::DecideConfig& decide = f.embedded.stack.decide;
+  decide.requeueMs = f.requeueMs;
+  f.embedded.upkeep.keepMs = int64_t(f.retentionHours * 3600 * 1000);
+  for (const std::string& line : rayjournal::operator_::applyKubeRayEnvironment(
+           decide, [](const char* name) { return std::getenv(name); }))
+    spdlog::info("KubeRay environment: {}", line);
+  auto gates = rayjournal::controller::parseFeatureGates(f.featureGates);
+  if (!gates.error.empty()) {
+    spdlog::error("--feature-gates {}: {}", f.featureGates, gates.error);
+    return false;
+  }
+  decide.gates = gates.gates;
+  for (const std::string& gate : gates.withoutEffect)
+    spdlog::info("feature gate {} has no effect in rayjournal (it belongs to a KubeRay controller "
+                 "rayjournal does not have)", gate);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,13 +229,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   setUpLogging(f);
-  f.embedded.stack.decide.requeueMs = f.requeueMs;
-  f.embedded.upkeep.keepMs = int64_t(f.retentionHours * 3600 * 1000);
-  if (const char* v = std::getenv("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES")) {
-    std::string s(v);
-    for (auto& ch : s) ch = char(std::tolower(ch));
-    f.embedded.stack.decide.deleteRayJobAfterJobFinishes = s == "true";
-  }
+  if (!applyDecisionSettings(f)) return 2;
   if (!f.forceEmbedded && (!f.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST")))
     return runAgainstKubernetes(f);
   if (f.metricsAddress != "0") f.embedded.metricsAddress = f.metricsAddress;

@@ -17,13 +17,12 @@ class RayClusterReconciler : public PlannedReconciler {
  public:
   RayClusterReconciler(kube::KubeClient& kube, controller::Executor& executor,
                        const projection::JobProjection& projection, const Clock& clock,
-                       std::string clusterDomain = "cluster.local")
+                       controller::ClusterContext context = {})
       : PlannedReconciler(executor, "RayCluster"),
         kube_(kube),
         projection_(projection),
-        clock_(clock) {
-    context_.clusterDomain = std::move(clusterDomain);
-  }
+        clock_(clock),
+        context_(std::move(context)) {}
 
   std::variant<Result, Decision> decideKey(const std::string& key) override;
 

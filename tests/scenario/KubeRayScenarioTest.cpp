@@ -265,6 +265,27 @@ TEST(KubeRayScenario, S14_SubmitterFinishedTimeout) {
   EXPECT_NEAR(double(h.clock.nowMs() - completed), 30000, 5000);
 }
 
+// W5: the submitter Job fails (its log stream dropped) while Ray runs the job: the RayJob
+// follows Ray and completes when the job does. Before, it failed 30 s after the submitter with
+// JobDeploymentStatusTransitionGracePeriodExceeded and jobStatus forced to FAILED; KubeRay fails
+// it at once with SubmissionFailed.
+TEST(KubeRayScenario, W5_SubmitterFailureWhileRayRunsTheJobDoesNotFailIt) {
+  SimHarness h;
+  h.apply(sampleRayJob("w5", "K8sJobMode", "SUCCEEDED", "90s"));
+  ASSERT_TRUE(h.runUntil([&] { return status(h, "w5").value("jobStatus", "") == "RUNNING"; }));
+  json submitter = *h.kube.get("Job", "default", "w5");
+  submitter["status"]["conditions"] = json::array({{{"type", "Failed"},
+                                                    {"status", "True"},
+                                                    {"reason", "BackoffLimitExceeded"},
+                                                    {"message", "log stream closed"},
+                                                    {"lastTransitionTime", toRfc3339(h.clock.nowMs())}}});
+  h.kube.updateStatus("Job", submitter);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w5") == "Complete" ||
+                                      h.deploymentStatus("w5") == "Failed"; }, 200000));
+  EXPECT_EQ(h.deploymentStatus("w5"), "Complete") << status(h, "w5").dump();
+  EXPECT_EQ(status(h, "w5")["jobStatus"], "SUCCEEDED");
+}
+
 // 15: application failure with backoffLimit 2: Failed/AppFailed, failed=3; submitter Job succeeded.
 TEST(KubeRayScenario, S15_ApplicationFailureRetriesThenFails) {
   SimHarness h;

@@ -301,6 +301,100 @@ TEST(DecideTest, DeploymentStatusNamesRoundTripAndAnUnknownOneIsLeftAlone) {
   EXPECT_NE(plan.why.find("Teleporting"), std::string::npos) << plan.why;
 }
 
+// A Running K8sJobMode RayJob at Ray's "RUNNING" whose submitter Job failed at time 0 (a dropped
+// `ray job logs --follow`, an evicted Pod).
+Observed runningWithFailedSubmitter(const std::string& checkFailureSince) {
+  json doc = runningDoc(checkFailureSince);
+  doc["spec"]["submissionMode"] = "K8sJobMode";
+  doc["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
+  doc["status"]["jobStatus"] = "RUNNING";
+  Observed o = observed(doc);
+  o.cluster = clusterOf({{"metadata", {{"name", "c"}, {"ownerReferences", json::array({ownerRef()})}}},
+                         {"status", {{"state", "ready"}}}});
+  o.submitter = SubmitterView{false, false, true, toRfc3339(0), "BackoffLimitExceeded",
+                              "Job has reached the specified backoff limit"};
+  o.ray.asked = true;
+  return o;
+}
+
+// W5: a submitter that failed while Ray runs the job does not decide the outcome; Ray does.
+// Before, the RayJob ended Failed/JobDeploymentStatusTransitionGracePeriodExceeded with jobStatus
+// forced to FAILED 30 s after the submitter failed, while the Ray job kept running.
+TEST(DecideTest, W5_ASubmitterThatFailsWhileRayRunsTheJobLeavesTheOutcomeToRay) {
+  Observed o = runningWithFailedSubmitter("");
+  o.ray.reachable = true;
+  o.ray.info = ray::JobInfo{"j", "RUNNING", "Job is currently running.", 1000, 0};
+  Plan later = decide(o, {}, 600000, {});
+  json st = writtenStatus(later);
+  EXPECT_TRUE(st.is_null() || st.value("jobDeploymentStatus", "") == "Running") << st.dump();
+  EXPECT_NE(later.why.find("following Ray"), std::string::npos) << later.why;
+  o.ray.info = ray::JobInfo{"j", "SUCCEEDED", "Job finished successfully.", 1000, 590000};
+  json done = writtenStatus(decide(o, {}, 600000, {}));
+  EXPECT_EQ(done.value("jobDeploymentStatus", ""), "Complete") << done.dump();
+  EXPECT_EQ(done.value("jobStatus", ""), "SUCCEEDED");
+}
+
+// W5: with the submitter failed and Ray unreachable, the wait is bounded by the status-check
+// timeout and ends as the submitter says: SubmissionFailed, which backoffLimit retries. Before,
+// it ended JobStatusCheckTimeoutExceeded, which is never retried.
+TEST(DecideTest, W5_AFailedSubmitterAndAnUnreachableRayFailTheAttemptAsASubmissionFailure) {
+  Observed waiting = runningWithFailedSubmitter(toRfc3339(5000));
+  waiting.ray.error = "connection refused";
+  json st = writtenStatus(decide(waiting, {}, 100000, {}));
+  EXPECT_TRUE(st.is_null() || st.value("jobDeploymentStatus", "") == "Running") << st.dump();
+  Observed timedOut = runningWithFailedSubmitter(toRfc3339(5000));
+  timedOut.job.spec.backoffLimit = 1;
+  timedOut.ray.error = "connection refused";
+  json failed = writtenStatus(decide(timedOut, {}, 5000 + 300000, {}));
+  EXPECT_EQ(failed.value("reason", ""), "SubmissionFailed") << failed.dump();
+  EXPECT_EQ(failed.value("message", ""),
+            "Job submission has failed. Reason: BackoffLimitExceeded. Message: Job has reached "
+            "the specified backoff limit");
+  EXPECT_EQ(failed.value("jobDeploymentStatus", ""), "Retrying") << "SubmissionFailed is retried";
+}
+
+// The texts of KubeRay's terminal messages, which alerting rules match.
+TEST(DecideTest, DeadlineGracePeriodAndSubmitterMessagesAreKubeRays) {
+  Observed deadline = runningWithFailedSubmitter("");
+  deadline.submitter.reset();
+  deadline.job.spec.activeDeadlineSeconds = 10;
+  deadline.ray.reachable = true;
+  deadline.ray.info = ray::JobInfo{"j", "RUNNING", "", 1000, 0};
+  EXPECT_EQ(writtenStatus(decide(deadline, {}, 20000, {})).value("message", ""),
+            "The RayJob has passed the activeDeadlineSeconds. StartTime: 1970-01-01 00:00:00 "
+            "+0000 UTC. ActiveDeadlineSeconds: 10");
+  Observed grace = runningWithFailedSubmitter("");
+  grace.submitter->failed = false;
+  grace.submitter->complete = true;
+  grace.ray.reachable = true;
+  grace.ray.info = ray::JobInfo{"j", "RUNNING", "", 1000, 0};
+  EXPECT_EQ(writtenStatus(decide(grace, {}, 31000, {})).value("message", ""),
+            "The RayJob submitter finished at 1970-01-01 00:00:00 but the ray job did not reach "
+            "terminal state within 30s");
+  grace.submitter = SubmitterView{};  // still streaming logs
+  grace.ray.info = ray::JobInfo{"j", "SUCCEEDED", "", 1000, 2000};
+  grace.job.status.rayJobInfoEndTime = toRfc3339(2000);
+  json stuck = writtenStatus(decide(grace, {}, 2000 + 300000, {}));
+  EXPECT_EQ(stuck.value("jobDeploymentStatus", ""), "Complete") << stuck.dump();
+  EXPECT_EQ(stuck.value("message", ""),
+            "JobDeploymentStatus does not transition to Complete or Failed within the grace "
+            "period after JobStatus reaches a terminal state.");
+}
+
+// SidecarMode: KubeRay's message names the container, its exit code and the terminated reason.
+TEST(DecideTest, AFailedSidecarSubmitterIsReportedAsKubeRayDoes) {
+  Observed o = runningWithFailedSubmitter("");
+  o.job.spec.submissionMode = SubmissionMode::SidecarMode;
+  o.submitter.reset();
+  o.job.status.jobStatus = "";
+  o.headPods.push_back(HeadPodView{true, toRfc3339(0), 1, "Error"});
+  o.ray.reachable = true;  // Ray answers 404: the submitter never submitted
+  json st = writtenStatus(decide(o, {}, 1000, {}));
+  EXPECT_EQ(st.value("reason", ""), "SubmissionFailed") << st.dump();
+  EXPECT_EQ(st.value("message", ""),
+            "Ray head pod container ray-job-submitter terminated with exit code 1: Error");
+}
+
 TEST(DecideTest, AnUnknownSubmissionModeFailsValidationNamingIt) {
   json doc = manifest();
   doc["spec"]["submissionMode"] = "CarrierPigeonMode";

@@ -213,5 +213,109 @@ TEST(ValidateTest, V10_V11_V12) {
             "SubmissionMode is not InteractiveMode");
 }
 
+// The rest of KubeRay's ValidateRayClusterSpec, each rule with its message. Before, every one of
+// these specs was accepted and its RayCluster created.
+TEST(ValidateTest, V9_RayClusterSpecRulesAsKubeRays) {
+  auto with = [](auto edit) {
+    json doc = manifest();
+    edit(doc["spec"]["rayClusterSpec"], doc);
+    return invalid(doc);
+  };
+  const std::string p = kInvalid;
+  auto headEnv = [](json& c, const char* name, const char* value) {
+    c["headGroupSpec"]["template"]["spec"]["containers"][0]["env"].push_back(
+        {{"name", name}, {"value", value}});
+  };
+  EXPECT_EQ(with([](json& c, json&) {
+              c["headGroupSpec"]["rayStartParams"] = {{"num-cpus", "1"}};
+              c["headGroupSpec"]["resources"] = {{"CPU", "1"}};
+            }),
+            p + "resource fields should not be set in both rayStartParams and Resources for Head "
+                "group; please use only one");
+  EXPECT_EQ(with([](json& c, json&) { c["headGroupSpec"]["rayStartParams"] = {{"labels", "a=b"}}; }),
+            p + "rayStartParams['labels'] is not supported for Head group; please use the "
+                "top-level Labels field instead");
+  EXPECT_EQ(with([&](json& c, json&) { headEnv(c, "RAY_REDIS_ADDRESS", "redis:6379"); }),
+            p + "RAY_REDIS_ADDRESS is set which implicitly enables GCS fault tolerance, but "
+                "GcsFaultToleranceOptions is not set. Please set GcsFaultToleranceOptions to "
+                "enable GCS fault tolerance");
+  EXPECT_EQ(with([](json& c, json& doc) {
+              c["gcsFaultToleranceOptions"] = {{"redisAddress", "redis:6379"}};
+              doc["metadata"]["annotations"]["ray.io/ft-enabled"] = "true";
+            }),
+            p + "ray.io/ft-enabled annotation and GcsFaultToleranceOptions are both set. Please "
+                "use only GcsFaultToleranceOptions to configure GCS fault tolerance");
+  EXPECT_EQ(with([](json& c, json&) {
+              c["gcsFaultToleranceOptions"] = {{"redisAddress", "redis:6379"}};
+              c["headGroupSpec"]["rayStartParams"] = {{"redis-password", "x"}};
+            }),
+            p + "cannot set `redis-password` in rayStartParams when GcsFaultToleranceOptions is "
+                "enabled - use GcsFaultToleranceOptions.RedisPassword instead");
+  EXPECT_EQ(with([&](json& c, json&) { headEnv(c, "RAY_enable_autoscaler_v2", "true"); }),
+            p + "environment variable RAY_enable_autoscaler_v2 cannot be set to 'true' when "
+                "enableInTreeAutoscaling is false. Please set enableInTreeAutoscaling: true to use "
+                "autoscaler v2");
+  EXPECT_EQ(with([](json& c, json&) {
+              c["authOptions"] = {{"mode", "token"}};
+              c["rayVersion"] = "2.46.0";
+            }),
+            p + "authOptions.mode is 'token' but minimum Ray version is 2.52.0, got 2.46.0");
+  EXPECT_EQ(with([](json& c, json&) { c["authOptions"] = {{"mode", "token"}}; }),
+            p + "authOptions.mode is 'token' but RayVersion was not specified. Ray version 2.52.0 "
+                "or later is required");
+  json worker = {{"groupName", "g"},
+                 {"minReplicas", 0},
+                 {"maxReplicas", 1},
+                 {"idleTimeoutSeconds", 60},
+                 {"template", {{"spec", {{"containers", json::array({{{"name", "w"}}})}}}}}};
+  EXPECT_EQ(with([&](json& c, json&) { c["workerGroupSpecs"] = json::array({worker}); }),
+            p + "worker group g: idleTimeoutSeconds is set, but autoscaler v2 is not enabled. "
+                "Please set .spec.autoscalerOptions.version to 'v2' (or set "
+                "RAY_enable_autoscaler_v2 environment variable to 'true' in the head pod if using "
+                "KubeRay < 1.4.0)");
+  worker.erase("idleTimeoutSeconds");
+  worker["suspend"] = true;
+  EXPECT_EQ(with([&](json& c, json&) {
+              c["workerGroupSpecs"] = json::array({worker});
+              c["enableInTreeAutoscaling"] = true;
+            }),
+            p + "worker group g cannot be suspended with Autoscaler enabled");
+  EXPECT_EQ(with([](json& c, json&) {
+              c["authOptions"] = {{"mode", "token"}};
+              c["rayVersion"] = "2.52.1";
+            }),
+            "")
+      << "a valid token-auth cluster";
+}
+
+// --feature-gates RayJobDeletionPolicy=false refuses deletionStrategy as KubeRay does.
+TEST(ValidateTest, TheRayJobDeletionPolicyGateRefusesDeletionStrategies) {
+  json doc = manifest();
+  doc["spec"]["deletionStrategy"] = {{"onSuccess", {{"policy", "DeleteCluster"}}},
+                                     {"onFailure", {{"policy", "DeleteNone"}}}};
+  EXPECT_FALSE(validateRayJob(parseRayJob(doc)));
+  FeatureGates off;
+  off.rayJobDeletionPolicy = false;
+  auto e = validateRayJob(parseRayJob(doc), off);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->message, "RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy");
+}
+
+TEST(FeatureGatesTest, ParsedAsGosFeatureGateFlag) {
+  FeatureGateParse p = parseFeatureGates("RayJobDeletionPolicy=false, RayCronJob=true");
+  EXPECT_EQ(p.error, "");
+  EXPECT_FALSE(p.gates.rayJobDeletionPolicy);
+  EXPECT_TRUE(p.gates.rayClusterStatusConditions);
+  EXPECT_EQ(p.withoutEffect, std::vector<std::string>{"RayCronJob"});
+  EXPECT_EQ(parseFeatureGates("Teleport=true").error, "unrecognized feature gate: Teleport");
+  EXPECT_EQ(parseFeatureGates("RayJobDeletionPolicy=maybe").error,
+            "invalid value of RayJobDeletionPolicy=maybe, err: strconv.ParseBool: parsing "
+            "\"maybe\": invalid syntax");
+  EXPECT_NE(parseFeatureGates("SidecarSubmitterRestart=true").error.find("not supported"),
+            std::string::npos);
+  EXPECT_EQ(parseFeatureGates("SidecarSubmitterRestart=false").error, "");
+  EXPECT_TRUE(parseFeatureGates("").error.empty());
+}
+
 }  // namespace
 }  // namespace rayjournal::controller

@@ -1,0 +1,26 @@
+// KubeRay's feature gates (`--feature-gates Name=true,Other=false`), the ones that change what a
+// RayJob or its RayCluster does. Parsing is pure; the operator reads the flag.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rayjournal::controller {
+
+struct FeatureGates {
+  bool rayJobDeletionPolicy = true;        // spec.deletionStrategy allowed (KubeRay: beta, on)
+  bool rayClusterStatusConditions = true;  // RayCluster status.conditions written (beta, on)
+};
+
+struct FeatureGateParse {
+  FeatureGates gates;
+  std::vector<std::string> withoutEffect;  // KubeRay gates of controllers rayjournal lacks
+  std::string error;                       // non-empty: the flag is refused, this says why
+};
+
+// Go's featuregate rules: comma-separated Name=bool (strconv.ParseBool), an unknown name is an
+// error. SidecarSubmitterRestart=true is refused: rayjournal does not restart the sidecar.
+FeatureGateParse parseFeatureGates(std::string_view text);
+
+}  // namespace rayjournal::controller

@@ -1,0 +1,216 @@
+#include "controller/ValidateCluster.h"
+
+#include <cstdio>
+
+#include "controller/JsonAccess.h"
+#include "controller/RayClusterMeta.h"
+
+namespace rayjournal::controller {
+namespace {
+
+using nlohmann::json;
+
+const json& podSpec(const json& group) { return objectAt(objectAt(group, "template"), "spec"); }
+
+// The Ray container is the first one (KubeRay's RayContainerIndex).
+const json& rayContainer(const json& cluster) {
+  const json& containers = arrayAt(podSpec(objectAt(cluster, "headGroupSpec")), "containers");
+  static const json none = json::object();
+  return containers.empty() ? none : containers[0];
+}
+
+const json* envVar(const json& container, const char* name) {
+  for (const auto& e : arrayAt(container, "env"))
+    if (stringAt(e, "name") == name) return &e;
+  return nullptr;
+}
+
+std::string param(const json& group, const char* key) {
+  const json& v = memberAt(objectAt(group, "rayStartParams"), key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+bool autoscalerV2Env(const json& cluster) {
+  const json* e = envVar(rayContainer(cluster), "RAY_enable_autoscaler_v2");
+  return e && (stringAt(*e, "value") == "1" || stringAt(*e, "value") == "true");
+}
+
+bool autoscalerV2(const json& cluster) {
+  return stringAt(objectAt(cluster, "autoscalerOptions"), "version") == "v2";
+}
+
+// validateRayGroupResources and the rayStartParams part of validateRayGroupLabels.
+std::string groupProblem(const std::string& group, const json& spec) {
+  const json& resources = objectAt(spec, "resources");
+  bool startResources = !param(spec, "num-cpus").empty() || !param(spec, "num-gpus").empty() ||
+                        !param(spec, "memory").empty() || !param(spec, "resources").empty();
+  if (startResources && !resources.empty())
+    return "resource fields should not be set in both rayStartParams and Resources for " + group +
+           " group; please use only one";
+  if (objectAt(spec, "rayStartParams").contains("labels"))
+    return "rayStartParams['labels'] is not supported for " + group +
+           " group; please use the top-level Labels field instead";
+  return "";
+}
+
+std::string workerProblem(const json& g, const json& cluster) {
+  const std::string name = stringAt(g, "groupName");
+  if (arrayAt(podSpec(g), "containers").empty())
+    return "workerGroupSpec should have at least one container";
+  int64_t min = integerAt(g, "minReplicas", 0), max = integerAt(g, "maxReplicas", 2147483647);
+  if (min < 0) return "worker group " + name + " has negative minReplicas " + std::to_string(min);
+  if (max < 0) return "worker group " + name + " has negative maxReplicas " + std::to_string(max);
+  if (min > max)
+    return "worker group " + name + " has minReplicas " + std::to_string(min) +
+           " greater than maxReplicas " + std::to_string(max);
+  if (std::string p = groupProblem(name, g); !p.empty()) return p;
+  const json& idle = memberAt(g, "idleTimeoutSeconds");
+  if (idle.is_number_integer()) {
+    if (idle.get<int64_t>() < 0)
+      return "worker group " + name + ": idleTimeoutSeconds must be non-negative, got " +
+             std::to_string(idle.get<int64_t>());
+    if (!autoscalerV2(cluster) && !autoscalerV2Env(cluster))
+      return "worker group " + name +
+             ": idleTimeoutSeconds is set, but autoscaler v2 is not enabled. Please set "
+             ".spec.autoscalerOptions.version to 'v2' (or set RAY_enable_autoscaler_v2 "
+             "environment variable to 'true' in the head pod if using KubeRay < 1.4.0)";
+  }
+  return "";
+}
+
+std::string gcsProblem(const json& cluster, const std::map<std::string, std::string>& ann) {
+  auto annotation = [&](const char* key) {
+    auto it = ann.find(key);
+    return it == ann.end() ? std::string() : it->second;
+  };
+  const bool options = cluster.contains("gcsFaultToleranceOptions") &&
+                       !memberAt(cluster, "gcsFaultToleranceOptions").is_null();
+  std::string ft = annotation("ray.io/ft-enabled");
+  for (auto& ch : ft) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (!annotation("ray.io/ft-enabled").empty() && options)
+    return "ray.io/ft-enabled annotation and GcsFaultToleranceOptions are both set. Please use "
+           "only GcsFaultToleranceOptions to configure GCS fault tolerance";
+  const json& head = rayContainer(cluster);
+  if (ft != "true" && !options && envVar(head, "RAY_REDIS_ADDRESS"))
+    return "RAY_REDIS_ADDRESS is set which implicitly enables GCS fault tolerance, but "
+           "GcsFaultToleranceOptions is not set. Please set GcsFaultToleranceOptions to enable "
+           "GCS fault tolerance";
+  if (options) {
+    const std::string use = " when GcsFaultToleranceOptions is enabled - use GcsFaultToleranceOptions.";
+    if (!param(objectAt(cluster, "headGroupSpec"), "redis-password").empty())
+      return "cannot set `redis-password` in rayStartParams" + use + "RedisPassword instead";
+    if (envVar(head, "REDIS_PASSWORD"))
+      return "cannot set `REDIS_PASSWORD` env var in head Pod" + use + "RedisPassword instead";
+    if (envVar(head, "RAY_REDIS_ADDRESS"))
+      return "cannot set `RAY_REDIS_ADDRESS` env var in head Pod" + use + "RedisAddress instead";
+    if (!annotation("ray.io/external-storage-namespace").empty())
+      return "cannot set `ray.io/external-storage-namespace` annotation" + use +
+             "ExternalStorageNamespace instead";
+  }
+  if (!param(objectAt(cluster, "headGroupSpec"), "redis-username").empty() ||
+      envVar(head, "REDIS_USERNAME"))
+    return "cannot set redis username in rayStartParams or environment variables - use "
+           "GcsFaultToleranceOptions.RedisUsername instead";
+  return "";
+}
+
+bool suspended(const json& g) { return memberAt(g, "suspend") == true; }
+
+std::string autoscalerProblem(const json& cluster, const FeatureGates& gates) {
+  const bool autoscaling = memberAt(cluster, "enableInTreeAutoscaling") == true;
+  const json& groups = arrayAt(cluster, "workerGroupSpecs");
+  for (const auto& g : groups)
+    if (!gates.rayJobDeletionPolicy && suspended(g))
+      return "worker group " + stringAt(g, "groupName") +
+             " can be suspended only when the RayJobDeletionPolicy feature gate is enabled";
+  const json* v2 = envVar(rayContainer(cluster), "RAY_enable_autoscaler_v2");
+  if (!autoscaling && v2 && (stringAt(*v2, "value") == "1" || stringAt(*v2, "value") == "true"))
+    return "environment variable RAY_enable_autoscaler_v2 cannot be set to '" +
+           stringAt(*v2, "value") +
+           "' when enableInTreeAutoscaling is false. Please set enableInTreeAutoscaling: true to "
+           "use autoscaler v2";
+  const json& options = objectAt(cluster, "autoscalerOptions");
+  if (autoscaling) {
+    for (const auto& g : groups)
+      if (suspended(g))
+        return "worker group " + stringAt(g, "groupName") +
+               " cannot be suspended with Autoscaler enabled";
+    if (options.contains("version") && v2)
+      return "both .spec.autoscalerOptions.version and head Pod env var RAY_enable_autoscaler_v2 "
+             "are set, please only use the former";
+    if (autoscalerV2(cluster)) {
+      auto restarts = [](const json& g) {
+        const std::string& p = stringAt(podSpec(g), "restartPolicy");
+        return !p.empty() && p != "Never";
+      };
+      if (restarts(objectAt(cluster, "headGroupSpec")))
+        return "restartPolicy for head Pod should be Never or unset when using autoscaler V2";
+      for (const auto& g : groups)
+        if (restarts(g))
+          return "restartPolicy for worker group " + stringAt(g, "groupName") +
+                 " should be Never or unset when using autoscaler V2";
+    }
+  }
+  const json& idle = memberAt(options, "idleTimeoutSeconds");
+  if (idle.is_number_integer() && idle.get<int64_t>() < 0)
+    return "autoscalerOptions.idleTimeoutSeconds must be non-negative, got " +
+           std::to_string(idle.get<int64_t>());
+  if (envVar(options, "KUBERAY_GEN_AUTOSCALER_START_CMD"))
+    return "autoscalerOptions.env must not contain KUBERAY_GEN_AUTOSCALER_START_CMD: it is "
+           "managed by KubeRay and injected automatically into the autoscaler container";
+  return "";
+}
+
+std::string authProblem(const json& cluster) {
+  const json& auth = objectAt(cluster, "authOptions");
+  const bool k8sAuth = memberAt(auth, "enableK8sTokenAuth") == true;
+  if (stringAt(auth, "mode") != "token") {
+    if (k8sAuth)
+      return "authOptions.enableK8sTokenAuth is enabled but authOptions.mode not set to 'token'";
+    return "";
+  }
+  const std::string& version = stringAt(cluster, "rayVersion");
+  if (version.empty())
+    return "authOptions.mode is 'token' but RayVersion was not specified. Ray version 2.52.0 or "
+           "later is required";
+  int a, b;
+  if (std::sscanf(version.c_str() + (version[0] == 'v'), "%d.%d", &a, &b) != 2)
+    return "authOptions.mode is 'token' but RayVersion format is invalid: " + version +
+           ", could not parse \"" + version + "\" as version";
+  if (!rayVersionAtLeast(version, 2, 52, 0))
+    return "authOptions.mode is 'token' but minimum Ray version is 2.52.0, got " + version;
+  if (k8sAuth && !rayVersionAtLeast(version, 2, 55, 0))
+    return "authOptions.enableK8sTokenAuth is enabled but minimum Ray version is 2.55.0, got " +
+           version;
+  if (k8sAuth && !stringAt(auth, "secretName").empty())
+    return "authOptions.enableK8sTokenAuth is enabled and authOptions.secretName is also set";
+  return "";
+}
+
+}  // namespace
+
+bool rayVersionAtLeast(const std::string& version, int major, int minor, int patch) {
+  int a = 0, b = 0, c = 0;
+  const char* text = version.c_str() + (!version.empty() && version[0] == 'v');
+  int n = std::sscanf(text, "%d.%d.%d", &a, &b, &c);
+  if (n < 2) return false;
+  if (a != major) return a > major;
+  if (b != minor) return b > minor;
+  return c >= patch;
+}
+
+std::string rayClusterSpecProblem(const json& cluster,
+                                  const std::map<std::string, std::string>& annotations,
+                                  const FeatureGates& gates) {
+  const json& head = objectAt(cluster, "headGroupSpec");
+  if (arrayAt(podSpec(head), "containers").empty())
+    return "headGroupSpec should have at least one container";
+  if (std::string p = groupProblem("Head", head); !p.empty()) return p;
+  for (const auto& g : arrayAt(cluster, "workerGroupSpecs"))
+    if (std::string p = workerProblem(g, cluster); !p.empty()) return p;
+  if (std::string p = gcsProblem(cluster, annotations); !p.empty()) return p;
+  if (std::string p = autoscalerProblem(cluster, gates); !p.empty()) return p;
+  return authProblem(cluster);
+}
+
+}  // namespace rayjournal::controller
