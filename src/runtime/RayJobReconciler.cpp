@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controller/Children.h"
 #include "controller/Decide.h"
 #include "controller/JsonAccess.h"
 #include "controller/RayClusterViews.h"
@@ -35,7 +36,11 @@ Observed RayJobReconciler::observe(RayJob parsed) {
     }
   }
   if (job.spec.submissionMode == SubmissionMode::K8sJobMode && !st.jobId.empty()) {
-    if (auto submitter = kube_.getSnapshot("Job", job.ns, job.name))
+    // W3: a same-named Job is this attempt's submitter only when this RayJob controls it; a
+    // stale one (a deleted RayJob's, left by --cascade=orphan) is not read, so the create meets
+    // it and is refused with a Warning naming it.
+    auto submitter = kube_.getSnapshot("Job", job.ns, job.name);
+    if (submitter && controller::ownedBy(*submitter, job.uid))
       o.submitter = submitterView(*submitter);
   }
   if (st.jobDeploymentStatus == DeploymentStatus::Running && job.spec.clusterSelector.empty()) {

@@ -286,6 +286,43 @@ TEST(KubeRayScenario, W5_SubmitterFailureWhileRayRunsTheJobDoesNotFailIt) {
   EXPECT_EQ(status(h, "w5")["jobStatus"], "SUCCEEDED");
 }
 
+// W3: a same-named submitter Job left by a deleted RayJob (--cascade=orphan), visible to the
+// cache, is never taken as this RayJob's submitter. Before, its Failed condition was read as
+// this attempt's and the new RayJob ended Failed/SubmissionFailed without ever submitting.
+TEST(KubeRayScenario, W3_AStaleSubmitterJobOfADeletedRayJobIsNotAdopted) {
+  SimHarness h;
+  json stale = {{"apiVersion", "batch/v1"},
+                {"kind", "Job"},
+                {"metadata",
+                 {{"name", "w3"},
+                  {"namespace", "default"},
+                  {"labels",
+                   {{"ray.io/originated-from-crd", "RayJob"},
+                    {"ray.io/originated-from-cr-name", "w3"},
+                    {"app.kubernetes.io/created-by", "kuberay-operator"}}},
+                  {"ownerReferences", json::array({{{"apiVersion", "ray.io/v1"},
+                                                    {"kind", "RayJob"},
+                                                    {"name", "w3"},
+                                                    {"uid", "uid-of-the-deleted-rayjob"},
+                                                    {"controller", true}}})}}},
+                {"spec", {{"backoffLimit", 2}, {"template", {{"spec", {{"restartPolicy", "Never"}}}}}}}};
+  h.kube.create("Job", stale);
+  stale = *h.kube.get("Job", "default", "w3");
+  stale["status"]["conditions"] = json::array({{{"type", "Failed"},
+                                                {"status", "True"},
+                                                {"reason", "BackoffLimitExceeded"},
+                                                {"lastTransitionTime", toRfc3339(h.clock.nowMs())}}});
+  h.kube.updateStatus("Job", stale);
+  h.apply(sampleRayJob("w3", "K8sJobMode", "SUCCEEDED", "2s"));
+  ASSERT_TRUE(h.runUntil([&] { return anyEvent(h, "FailedToCreateRayJobSubmitter", "not owned"); }));
+  h.runUntil([] { return false; }, 20000);
+  EXPECT_NE(h.deploymentStatus("w3"), "Failed") << status(h, "w3").dump();
+  h.kube.remove("Job", "default", "w3");
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w3") == "Complete"; }, 120000))
+      << status(h, "w3").dump();
+  EXPECT_EQ(status(h, "w3")["jobStatus"], "SUCCEEDED");
+}
+
 // 15: application failure with backoffLimit 2: Failed/AppFailed, failed=3; submitter Job succeeded.
 TEST(KubeRayScenario, S15_ApplicationFailureRetriesThenFails) {
   SimHarness h;
