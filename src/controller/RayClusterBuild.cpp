@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <limits>
 
 #include "adapters/TimeFormat.h"
@@ -38,6 +39,18 @@ std::string headServiceFqdn(const RayClusterView& cluster) {
   const std::string& ns = stringAt(objectAt(doc, "metadata"), "namespace");
   return headServiceNameOf(cluster.name, objectAt(doc, "spec")) + "." +
          (ns.empty() ? "default" : ns) + ".svc." + cluster.clusterDomain;
+}
+
+std::optional<std::array<int, 3>> parseRayVersion(const std::string& version) {
+  std::array<int, 3> v{0, 0, 0};
+  const char* text = version.c_str() + (!version.empty() && version[0] == 'v');
+  if (std::sscanf(text, "%d.%d.%d", &v[0], &v[1], &v[2]) < 2) return std::nullopt;
+  return v;
+}
+
+bool rayVersionAtLeast(const std::string& version, int major, int minor, int patch) {
+  auto v = parseRayVersion(version);
+  return v && *v >= std::array<int, 3>{major, minor, patch};
 }
 
 int64_t integerAt(const json& object, const char* key, int64_t fallback) {

@@ -2,6 +2,7 @@
 // .cpp files only: this header includes the JSON library, which the decision must not see.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,6 +20,11 @@ nlohmann::json ownedMeta(const std::string& name, const nlohmann::json& cluster,
 std::string identifierLabel(const std::string& cluster, const std::string& nodeType);
 // "<head Service>.<namespace>.svc.<cluster domain>": how workers and drivers reach the head.
 std::string headServiceFqdn(const struct RayClusterView& cluster);
+
+// rayVersion compared as apimachinery's version.ParseGeneric does ("v2.52" == "2.52.0");
+// parseRayVersion is nullopt when there is no "major.minor".
+std::optional<std::array<int, 3>> parseRayVersion(const std::string& version);
+bool rayVersionAtLeast(const std::string& version, int major, int minor, int patch);
 
 // An integer member, else the fallback (absent, or of another type).
 int64_t integerAt(const nlohmann::json& object, const char* key, int64_t fallback);

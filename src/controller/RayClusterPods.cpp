@@ -211,11 +211,7 @@ void addMetricsPort(json& container) {
 
 // Ray 2.53.0 and later answer one HTTP health endpoint on the dashboard agent.
 bool supportsUnifiedHealthCheck(const std::string& rayVersion) {
-  std::string v = rayVersion.rfind('v', 0) == 0 ? rayVersion.substr(1) : rayVersion;
-  int major = 0, minor = 0;
-  char dot = 0;
-  if (std::sscanf(v.c_str(), "%d%c%d", &major, &dot, &minor) != 3 || dot != '.') return false;
-  return major > 2 || (major == 2 && minor >= 53);
+  return rayVersionAtLeast(rayVersion, 2, 53, 0);
 }
 
 json probeAction(bool head, const StartParams& p, const std::string& rayVersion) {

@@ -1,7 +1,5 @@
 #include "controller/ValidateCluster.h"
 
-#include <cstdio>
-
 #include "controller/JsonAccess.h"
 #include "controller/RayClusterMeta.h"
 
@@ -173,8 +171,7 @@ std::string authProblem(const json& cluster) {
   if (version.empty())
     return "authOptions.mode is 'token' but RayVersion was not specified. Ray version 2.52.0 or "
            "later is required";
-  int a, b;
-  if (std::sscanf(version.c_str() + (version[0] == 'v'), "%d.%d", &a, &b) != 2)
+  if (!parseRayVersion(version))
     return "authOptions.mode is 'token' but RayVersion format is invalid: " + version +
            ", could not parse \"" + version + "\" as version";
   if (!rayVersionAtLeast(version, 2, 52, 0))
@@ -188,16 +185,6 @@ std::string authProblem(const json& cluster) {
 }
 
 }  // namespace
-
-bool rayVersionAtLeast(const std::string& version, int major, int minor, int patch) {
-  int a = 0, b = 0, c = 0;
-  const char* text = version.c_str() + (!version.empty() && version[0] == 'v');
-  int n = std::sscanf(text, "%d.%d.%d", &a, &b, &c);
-  if (n < 2) return false;
-  if (a != major) return a > major;
-  if (b != minor) return b > minor;
-  return c >= patch;
-}
 
 std::string rayClusterSpecProblem(const json& cluster,
                                   const std::map<std::string, std::string>& annotations,

@@ -17,7 +17,4 @@ std::string rayClusterSpecProblem(const nlohmann::json& cluster,
                                   const std::map<std::string, std::string>& annotations,
                                   const FeatureGates& gates);
 
-// apimachinery's version.ParseGeneric comparison: "2.52.0" >= "2.52"; false when unparsable.
-bool rayVersionAtLeast(const std::string& version, int major, int minor, int patch);
-
 }  // namespace rayjournal::controller
