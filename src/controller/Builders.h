@@ -15,9 +15,11 @@ namespace rayjournal::controller {
 // inputs give the same name, so a decision re-derived after a crash picks the same identity.
 std::string generatedName(const RayJob& job, uint32_t incarnation, const std::string& salt);
 
-model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName);
+// loginShell: KubeRay's ENABLE_LOGIN_SHELL, for the SidecarMode submitter's bash.
+model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName, bool loginShell);
 // The K8sJobMode submitter for the job with status (identities, dashboard) as decided.
-model::ApiObject submitterJobFor(const RayJob& job, const model::Document& cluster, int attempt);
+model::ApiObject submitterJobFor(const RayJob& job, const model::Document& cluster,
+                                 bool loginShell);
 model::ApiObject jobHeadServiceFor(const RayJob& job, const model::Document& clusterHeadService,
                                    const std::string& clusterName);
 // The RayJob head Service pointed at another cluster (a retry's).
@@ -25,7 +27,7 @@ model::ApiObject withClusterSelector(const model::Document& jobHeadService,
                                      const std::string& clusterName);
 // The cluster with every worker group suspended (the DeleteWorkers policy).
 model::ApiObject withWorkersSuspended(const model::Document& cluster);
-// The Ray submission of the attempt that status describes (its jobId, dashboard, failed count);
+// The Ray submission of the attempt that status describes (its jobId and dashboard);
 // throws std::invalid_argument when runtimeEnvYAML is not YAML.
 model::ApiObject submitRequestFor(const RayJob& job, const RayJobStatus& status);
 model::ApiObject stopRequestFor(const std::string& dashboard);

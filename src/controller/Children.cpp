@@ -6,6 +6,7 @@
 #include "adapters/YamlJson.h"
 #include "model/Names.h"
 #include "controller/JsonAccess.h"
+#include "controller/RayClusterMeta.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -27,6 +28,14 @@ std::string formatFloat(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%f", v);
   return buf;
+}
+
+// Go's strings.TrimSpace for ASCII: KubeRay trims the entrypoint before it goes after `--`.
+std::string trimmed(const std::string& s) {
+  constexpr const char* kSpace = " \t\n\v\f\r";
+  size_t first = s.find_first_not_of(kSpace);
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
 }
 
 json originLabels(const RayJob& job) {
@@ -72,7 +81,7 @@ bool ownedBy(const json& child, const std::string& uid) {
   return false;
 }
 
-json buildRayCluster(const RayJob& job, const std::string& clusterName) {
+json buildRayCluster(const RayJob& job, const std::string& clusterName, bool loginShell) {
   json labels(job.labels);
   labels.update(originLabels(job));
   labels["ray.io/job-submission-mode"] = job.spec.submissionModeText;
@@ -98,14 +107,13 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName) {
     json container{
         {"name", kSubmitterContainer},
         {"image", headImage(job.spec.rayClusterSpec.get())},
-        {"command", json::array({"/bin/bash", "-ce", "--"})},
+        {"command", bashCommand("ce", loginShell)},
         {"args", json::array({buildSidecarCommand(job, port)})},
         {"env",
          json::array(
              {{{"name", "PYTHONUNBUFFERED"}, {"value", "1"}},
               {{"name", "RAY_DASHBOARD_ADDRESS"}, {"value", "127.0.0.1:" + std::to_string(port)}},
-              {{"name", "RAY_JOB_SUBMISSION_ID"}, {"value", job.status.jobId}},
-              {{"name", "RAYJOURNAL_ATTEMPT"}, {"value", std::to_string(job.status.failed + 1)}}})},
+              {{"name", "RAY_JOB_SUBMISSION_ID"}, {"value", job.status.jobId}}})},
         {"resources",
          {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}},
           {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}};
@@ -144,9 +152,7 @@ std::string buildSubmitCommand(const RayJob& job) {
       addr + " ...\" ; sleep 2 ; done ; if ! ray job status --address " + addr + " " + id +
       " >/dev/null 2>&1 ; then ray job submit --address " + addr + " --no-wait";
   cmd += submitFlags(job, id);
-  std::string entrypoint = job.spec.entrypoint;
-  entrypoint.erase(0, entrypoint.find_first_not_of(" \t\n"));
-  entrypoint.erase(entrypoint.find_last_not_of(" \t\n") + 1);
+  std::string entrypoint = trimmed(job.spec.entrypoint);
   // W17: a transient failure of the status check must not burn a submitter retry: when the
   // submit then fails (Ray answers "already exists"), a second status check decides.
   cmd += " -- " + entrypoint + " || ray job status --address " + addr + " " + id +
@@ -164,7 +170,7 @@ std::string buildSidecarCommand(const RayJob& job, int dashboardPort) {
       "Dashboard GCS to become healthy at " +
       addr + " ...\" ; sleep 2 ; done ; ray job submit --address " + addr;
   cmd += submitFlags(job, job.status.jobId);
-  return cmd + " -- " + job.spec.entrypoint + " ;";
+  return cmd + " -- " + trimmed(job.spec.entrypoint) + " ;";
 }
 
 // The RayJob's own head Service: the cluster head Service's ports, type, selector and
@@ -200,7 +206,7 @@ json buildJobHeadService(const RayJob& job, const json& clusterHeadService,
           {"spec", std::move(spec)}};
 }
 
-json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {
+json buildSubmitterJob(const RayJob& job, const json& cluster, bool loginShell) {
   json labels = originLabels(job);
   labels["app.kubernetes.io/created-by"] = "kuberay-operator";
   json tmpl = job.spec.submitterPodTemplate.get();
@@ -216,14 +222,13 @@ json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt) {
   }
   json& container = tmpl["spec"]["containers"][0];
   if (container.value("command", json::array()).empty()) {
-    container["command"] = json::array({"/bin/bash", "-ce", "--"});
+    container["command"] = bashCommand("ce", loginShell);
     container["args"] = json::array({buildSubmitCommand(job)});
   }
   json env = container.value("env", json::array());
   env.push_back({{"name", "PYTHONUNBUFFERED"}, {"value", "1"}});
   env.push_back({{"name", "RAY_DASHBOARD_ADDRESS"}, {"value", job.status.dashboardURL}});
   env.push_back({{"name", "RAY_JOB_SUBMISSION_ID"}, {"value", job.status.jobId}});
-  env.push_back({{"name", "RAYJOURNAL_ATTEMPT"}, {"value", std::to_string(attempt)}});
   container["env"] = env;
   tmpl["metadata"]["labels"].update(labels);
   return {
@@ -246,12 +251,13 @@ json runtimeEnvJson(const std::string& yaml) {
   }
 }
 
-model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName) {
-  return std::make_shared<json>(buildRayCluster(job, clusterName));
+model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName, bool loginShell) {
+  return std::make_shared<json>(buildRayCluster(job, clusterName, loginShell));
 }
 
-model::ApiObject submitterJobFor(const RayJob& job, const model::Document& cluster, int attempt) {
-  return std::make_shared<json>(buildSubmitterJob(job, cluster.get(), attempt));
+model::ApiObject submitterJobFor(const RayJob& job, const model::Document& cluster,
+                                 bool loginShell) {
+  return std::make_shared<json>(buildSubmitterJob(job, cluster.get(), loginShell));
 }
 
 model::ApiObject jobHeadServiceFor(const RayJob& job, const model::Document& clusterHeadService,
@@ -275,8 +281,7 @@ model::ApiObject withWorkersSuspended(const model::Document& cluster) {
 }
 
 model::ApiObject submitRequestFor(const RayJob& job, const RayJobStatus& status) {
-  std::map<std::string, std::string> metadata = job.spec.metadata;
-  metadata["rayjournal.io/attempt"] = std::to_string(status.failed + 1);
+  const std::map<std::string, std::string>& metadata = job.spec.metadata;
   json runtimeEnv;
   if (!job.spec.runtimeEnvYAML.empty()) runtimeEnv = runtimeEnvJson(job.spec.runtimeEnvYAML);
   return std::make_shared<json>(json{{"dashboard", status.dashboardURL},

@@ -18,9 +18,10 @@ using nlohmann::json;
 json ownerReference(const RayJob& job);
 bool ownedBy(const json& child, const std::string& uid);
 
-json buildRayCluster(const RayJob& job, const std::string& clusterName);
-// The K8sJobMode submitter batch Job; attempt is passed to the simulated Ray via env.
-json buildSubmitterJob(const RayJob& job, const json& cluster, int attempt);
+json buildRayCluster(const RayJob& job, const std::string& clusterName, bool loginShell = false);
+// The K8sJobMode submitter batch Job.
+json buildSubmitterJob(const RayJob& job, const json& cluster, bool loginShell = false);
+
 // KubeRay's `ray job submit` shell line (reference 3.3).
 std::string buildSubmitCommand(const RayJob& job);
 

@@ -101,7 +101,7 @@ bool ensureCluster(Ctx& c) {
       return false;
     }
     c.intent(Action::CreateRayCluster, c.st.rayClusterName,
-             rayClusterFor(c.job, c.st.rayClusterName));
+             rayClusterFor(c.job, c.st.rayClusterName, c.cfg.loginShell));
     c.plan.why = "creating RayCluster " + c.st.rayClusterName;
     return false;
   }
@@ -150,7 +150,7 @@ void decideInitializing(Ctx& c) {
     RayJob withStatus = c.job;
     withStatus.status = c.st;
     c.intent(Action::CreateSubmitterJob, c.job.name,
-             submitterJobFor(withStatus, c.o.cluster->raw, c.st.failed + 1));
+             submitterJobFor(withStatus, c.o.cluster->raw, c.cfg.loginShell));
   }
   c.st.jobDeploymentStatus = DeploymentStatus::Running;
   c.plan.why = "cluster ready at " + c.st.dashboardURL + "; running";
@@ -299,7 +299,7 @@ void recreateSubmitter(Ctx& c) {
   withStatus.status = c.st;
   c.observe(events::ChildMissing{"Job", c.job.name, c.st.jobId});
   c.intent(Action::CreateSubmitterJob, c.job.name,
-           submitterJobFor(withStatus, c.o.cluster->raw, c.st.failed + 1));
+           submitterJobFor(withStatus, c.o.cluster->raw, c.cfg.loginShell));
   c.event("Warning", "SubmitterJobRecreated",
           "submitter Job " + c.job.ns + "/" + c.job.name +
               " was missing; recreated it for submission " + c.st.jobId);
@@ -322,6 +322,10 @@ void onUnknownRayStatus(Ctx& c, const ray::JobInfo& info) {
 
 // Ray knows the job. Returns true when the decision is made.
 bool onRayAnswer(Ctx& c, const ray::JobInfo& info, const SubmitterState& sub) {
+  const SubmissionMode mode = c.job.spec.submissionMode;
+  bool submitterMode = mode == SubmissionMode::K8sJobMode || mode == SubmissionMode::SidecarMode;
+  if (submitterMode && !c.facts.submittedIds.count(c.st.jobId))
+    c.observe(events::SubmissionSeen{c.st.jobId, info.status});
   if (ray::isKnownRayStatus(info.status))
     applyRayInfo(c, info, sub.finished);
   else
@@ -355,6 +359,27 @@ bool onRayAnswer(Ctx& c, const ray::JobInfo& info, const SubmitterState& sub) {
   return false;
 }
 
+// W8: the journal says Ray had this submission on this cluster (HTTPMode: it accepted the
+// POST; the other modes: Ray answered for it), and now Ray answers 404: Ray lost the record (a
+// head restart without GCS fault tolerance). The attempt fails instead of submitting again.
+// A K8sJobMode submitter still running would resubmit from its next Pod, so it goes.
+bool onRayRecordLost(Ctx& c, const SubmitterState& sub) {
+  bool http = c.job.spec.submissionMode == SubmissionMode::HTTPMode;
+  c.fail("RayJobRecordLost", "Ray job " + c.st.jobId +
+                                 (http ? " was submitted (journaled)"
+                                       : " was seen on the Ray cluster (journaled)") +
+                                 " but the Ray cluster no longer knows it");
+  if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && c.o.submitter &&
+      !sub.finished && !c.o.submitter->deleting) {
+    c.intent(Action::DeleteSubmitterJob, c.job.name);
+    c.event("Warning", "SubmitterJobDeleted",
+            "Ray lost the record of submission " + c.st.jobId +
+                "; deleted submitter Job " + c.job.ns + "/" + c.job.name +
+                " so that its next Pod does not submit it again");
+  }
+  return true;
+}
+
 // Ray answered 404 for the submission. Returns true when the decision is made.
 bool onRayNotFound(Ctx& c, const SubmitterState& sub) {
   // HTTPMode: a submission that keeps failing is a failing status check, as KubeRay's
@@ -368,14 +393,8 @@ bool onRayNotFound(Ctx& c, const SubmitterState& sub) {
   // keeps the timer running through 404s and can time out a healthy wait).
   if (!submitFailing) c.st.jobStatusCheckFailureStartTime = "";
   c.statusAfterFailure = submitFailing;
+  if (c.facts.submittedIds.count(c.st.jobId)) return onRayRecordLost(c, sub);
   if (c.job.spec.submissionMode == SubmissionMode::HTTPMode) {
-    if (c.facts.submittedIds.count(c.st.jobId)) {
-      // W8: the journal says Ray accepted this id; a 404 now means Ray lost the record.
-      c.fail("RayJobRecordLost", "Ray job " + c.st.jobId +
-                                     " was submitted (journaled) but the Ray cluster no longer "
-                                     "knows it");
-      return true;
-    }
     c.intent(Action::SubmitRayJob, c.st.jobId, submitRequestFor(c.job, c.st));
     c.plan.why = "submitting " + c.st.jobId + " over HTTP";
   } else if (sub.finished && !sub.failed) {

@@ -78,6 +78,11 @@ struct DecideConfig {
   bool deleteRayJobAfterJobFinishes = false;
   std::string clusterDomain = "cluster.local";
   FeatureGates gates;
+  // KubeRay's ENABLE_LOGIN_SHELL: the submitter's bash runs as a login shell (-cel), and so do
+  // the Ray containers' (-cl) that the RayCluster side starts.
+  bool loginShell = false;
+  bool injectProbes = true;         // ENABLE_PROBES_INJECTION (RayCluster Pods)
+  bool injectWaitGcsReady = true;   // ENABLE_INIT_CONTAINER_INJECTION (worker Pods)
 };
 
 }  // namespace rayjournal::controller

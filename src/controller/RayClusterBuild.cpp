@@ -53,6 +53,10 @@ bool rayVersionAtLeast(const std::string& version, int major, int minor, int pat
   return v && *v >= std::array<int, 3>{major, minor, patch};
 }
 
+json bashCommand(const std::string& flags, bool loginShell) {
+  return json::array({"/bin/bash", "-" + flags + (loginShell ? "l" : ""), "--"});
+}
+
 int64_t integerAt(const json& object, const char* key, int64_t fallback) {
   const json& v = memberAt(object, key);
   return v.is_number_integer() ? v.get<int64_t>() : fallback;

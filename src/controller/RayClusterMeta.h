@@ -21,6 +21,10 @@ std::string identifierLabel(const std::string& cluster, const std::string& nodeT
 // "<head Service>.<namespace>.svc.<cluster domain>": how workers and drivers reach the head.
 std::string headServiceFqdn(const struct RayClusterView& cluster);
 
+// KubeRay's GetContainerCommand: bash with the flags ("c", "ce"), "l" added for a login shell
+// (ENABLE_LOGIN_SHELL), then "--".
+nlohmann::json bashCommand(const std::string& flags, bool loginShell);
+
 // rayVersion compared as apimachinery's version.ParseGeneric does ("v2.52" == "2.52.0");
 // parseRayVersion is nullopt when there is no "major.minor".
 std::optional<std::array<int, 3>> parseRayVersion(const std::string& version);

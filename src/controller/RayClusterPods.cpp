@@ -134,10 +134,10 @@ std::string joinedCommand(const json& container) {
 
 // The Ray container runs `ray start` unless the user opted out (ray.io/overwrite-container-cmd)
 // or already starts Ray in the command.
-void setRayCommand(json& container, const std::string& rayStart, bool overwrite) {
+void setRayCommand(json& container, const std::string& rayStart, bool overwrite, bool loginShell) {
   std::string user = joinedCommand(container);
   if (overwrite || user.find("ray start") != std::string::npos) return;
-  container["command"] = json::array({"/bin/bash", "-c", "--"});
+  container["command"] = bashCommand("c", loginShell);
   container["args"] = json::array({containerScript(user, rayStart)});
 }
 
@@ -248,7 +248,8 @@ void addProbes(json& container, bool head, const StartParams& p, const std::stri
 }
 
 // A worker waits for the head's GCS before its Ray starts (KubeRay's wait-gcs-ready).
-json waitGcsReady(const json& rayContainer, const std::string& fqdn, const std::string& port) {
+json waitGcsReady(const json& rayContainer, const std::string& fqdn, const std::string& port,
+                  bool loginShell) {
   std::string address = fqdn + ":" + port;
   std::string script =
       "SECONDS=0; while true; do if (( SECONDS <= 120 )); then if ray health-check --address " +
@@ -261,7 +262,7 @@ json waitGcsReady(const json& rayContainer, const std::string& fqdn, const std::
   json fixed = {{"cpu", "200m"}, {"memory", "256Mi"}};
   json init = {{"name", "wait-gcs-ready"},
                {"image", memberAt(rayContainer, "image")},
-               {"command", json::array({"/bin/bash", "-c", "--"})},
+               {"command", bashCommand("c", loginShell)},
                {"args", json::array({script})},
                {"resources", {{"limits", fixed}, {"requests", fixed}}}};
   for (const char* copied : {"imagePullPolicy", "securityContext", "env", "volumeMounts"})
@@ -311,11 +312,14 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   StartParams params = startParamsOf(groupSpec);
   completeStartParams(params, role.head, fqdn + ":" + port);
   json& container = spec["containers"][0];
-  if (!role.head) spec["initContainers"].push_back(waitGcsReady(container, fqdn, port));
+  const PodInjection& inject = c.injection;
+  if (!role.head && inject.waitGcsReady)
+    spec["initContainers"].push_back(waitGcsReady(container, fqdn, port, inject.loginShell));
   applyContainerResources(params, container);
   std::string rayStart = rayStartCommand(role.head, params);
   setRayCommand(container, rayStart,
-                stringAt(objectAt(meta, "annotations"), "ray.io/overwrite-container-cmd") == "true");
+                stringAt(objectAt(meta, "annotations"), "ray.io/overwrite-container-cmd") == "true",
+                inject.loginShell);
   if (spec.contains("initContainers") && spec["initContainers"].is_array()) {
     for (auto& init : spec["initContainers"]) {
       init["env"].push_back({{"name", "FQ_RAY_IP"}, {"value", fqdn}});
@@ -325,7 +329,8 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   setRayEnv(container, role.head, fqdn, port, rayStart);
   addSharedMemory(spec, container, params);
   addMetricsPort(container);
-  addProbes(container, role.head, params, stringAt(objectAt(c.raw.get(), "spec"), "rayVersion"));
+  if (inject.probes)
+    addProbes(container, role.head, params, stringAt(objectAt(c.raw.get(), "spec"), "rayVersion"));
   return pod();
 }
 

@@ -76,6 +76,7 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
       stringAt(objectAt(meta, "annotations"), "ray.io/disable-provisioned-head-restart") == "true";
   v.provisioned = conditionTrue(objectAt(*cluster, "status"), "RayClusterProvisioned");
   v.clusterDomain = context.clusterDomain;
+  v.injection = context.injection;
   v.headGroup = part(cluster, objectAt(spec, "headGroupSpec"));
   for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
     const json& name = memberAt(group, "groupName");

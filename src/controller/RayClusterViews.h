@@ -34,6 +34,13 @@ struct WorkerGroupView {
   std::set<std::string, std::less<>> workersToDelete;
 };
 
+// What the operator's settings add to the Pods it builds (KubeRay's environment variables).
+struct PodInjection {
+  bool loginShell = false;     // ENABLE_LOGIN_SHELL: bash -cl for the Ray and init containers
+  bool probes = true;          // ENABLE_PROBES_INJECTION: readiness and liveness probes
+  bool waitGcsReady = true;    // ENABLE_INIT_CONTAINER_INJECTION: the workers' wait-gcs-ready
+};
+
 struct RayClusterView {
   model::Document raw;
   std::string name;
@@ -41,6 +48,7 @@ struct RayClusterView {
   bool noHeadRestart = false;  // annotation ray.io/disable-provisioned-head-restart=true
   bool provisioned = false;    // RayClusterProvisioned=True in the current status
   std::string clusterDomain = "cluster.local";  // of the head Service's FQDN
+  PodInjection injection{};
   model::Document headGroup;
   std::vector<WorkerGroupView> groups;
 };
@@ -67,6 +75,7 @@ struct ClusterContext {
   std::string clusterDomain = "cluster.local";
   int64_t nowMs = 0;
   bool statusConditions = true;  // the RayClusterStatusConditions feature gate
+  PodInjection injection{};
 };
 
 // What the decision reads of one Pod (a few bytes of a document of kilobytes).

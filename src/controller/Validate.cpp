@@ -246,6 +246,22 @@ std::optional<ValidationError> validateRuntimeEnv(const RayJobSpec& s) {
   }
 }
 
+// KubeRay's submit command refuses `metadata` for a cluster older than Ray 2.6.0 (its
+// --metadata-json flag is newer); there the reconcile fails on every pass, here the RayJob
+// fails once with the reason. HTTPMode sends metadata in the request and is not checked.
+std::optional<ValidationError> validateMetadataField(const RayJobSpec& s) {
+  bool submitCommand = s.submissionMode == SubmissionMode::K8sJobMode ||
+                       s.submissionMode == SubmissionMode::SidecarMode;
+  const json& version = memberAt(s.rayClusterSpec.get(), "rayVersion");
+  if (!submitCommand || s.metadata.empty() || !version.is_string()) return std::nullopt;
+  std::string text = version.get<std::string>();
+  if (text.empty() || rayVersionAtLeast(text, 2, 6, 0)) return std::nullopt;
+  if (!parseRayVersion(text))
+    return spec(std::string(kInvalid) + "failed to parse Ray version: " + text);
+  return spec(std::string(kInvalid) +
+              "the Ray version must be at least 2.6.0 to use the metadata field");
+}
+
 std::optional<ValidationError> validateNumbers(const RayJobSpec& s) {
   if (s.activeDeadlineSeconds && *s.activeDeadlineSeconds <= 0)
     return spec(std::string(kInvalid) + "activeDeadlineSeconds must be a positive integer");
@@ -270,6 +286,7 @@ std::optional<ValidationError> validateSpec(const RayJob& job, const FeatureGate
   if (auto e = validateModes(s)) return e;
   if (auto e = validateClusterSpec(job, gates)) return e;
   if (auto e = validateRuntimeEnv(s)) return e;
+  if (auto e = validateMetadataField(s)) return e;
   return validateNumbers(s);
 }
 

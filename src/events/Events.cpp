@@ -59,6 +59,7 @@ std::string_view observationName(const Observation& observation) {
     std::string_view operator()(const RayJobTerminal&) const { return "RayJobTerminal"; }
     std::string_view operator()(const Drift&) const { return "Drift"; }
     std::string_view operator()(const ChildMissing&) const { return "ChildMissing"; }
+    std::string_view operator()(const SubmissionSeen&) const { return "SubmissionSeen"; }
     std::string_view operator()(const JournalSalvaged&) const { return "JournalSalvaged"; }
   };
   return std::visit(Names{}, observation);

@@ -104,6 +104,14 @@ struct ChildMissing {
   std::string jobId;
   bool operator==(const ChildMissing&) const = default;
 };
+// K8sJobMode and SidecarMode: Ray first answered for the submission the attempt's submitter
+// made (the journal's only record of it; HTTPMode journals its own SubmitRayJob). A later 404
+// on the same cluster incarnation then means Ray lost the record (W8), not "not yet submitted".
+struct SubmissionSeen {
+  std::string jobId;
+  std::string status;  // Ray's status at the sighting
+  bool operator==(const SubmissionSeen&) const = default;
+};
 struct JournalSalvaged {
   uint64_t keptThrough = 0;
   std::string cause;
@@ -115,7 +123,7 @@ struct JournalSalvaged {
   bool operator==(const JournalSalvaged&) const = default;
 };
 using Observation = std::variant<AttemptStarted, RayJobTerminal, Drift, ChildMissing,
-                                 JournalSalvaged>;
+                                 JournalSalvaged, SubmissionSeen>;
 std::string_view observationName(const Observation& observation);
 
 struct ControllerStarted {

@@ -1,5 +1,6 @@
 #include "operator/KubeRayEnvironment.h"
 
+#include <cctype>
 #include <charconv>
 #include <optional>
 
@@ -15,6 +16,11 @@ std::optional<int64_t> goAtoi(const std::string& text) {
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
     return std::nullopt;
   return value;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 }  // namespace
@@ -40,6 +46,11 @@ std::vector<std::string> applyKubeRayEnvironment(controller::DecideConfig& decid
   if (auto v = read("CLUSTER_DOMAIN"); v && !v->empty()) decide.clusterDomain = *v;
   if (auto v = read("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES"))
     decide.deleteRayJobAfterJobFinishes = *v == "true";  // KubeRay compares exactly
+  // These three KubeRay compares case-insensitively, each against the value that flips it.
+  if (auto v = read("ENABLE_LOGIN_SHELL")) decide.loginShell = lower(*v) == "true";
+  if (auto v = read("ENABLE_PROBES_INJECTION")) decide.injectProbes = lower(*v) != "false";
+  if (auto v = read("ENABLE_INIT_CONTAINER_INJECTION"))
+    decide.injectWaitGcsReady = lower(*v) != "false";
   return applied;
 }
 

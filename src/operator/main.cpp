@@ -5,6 +5,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <regex>
+#include <string>
+#include <vector>
 
 #include "operator/EmbeddedRunner.h"
 #include "operator/KubeRayEnvironment.h"
@@ -19,7 +22,8 @@ using rayjournal::operator_::KubeOptions;
 struct Flags {
   EmbeddedOptions embedded;
   KubeOptions kube;
-  std::string kubeconfig, logFormat = "text", logLevel = "info", metricsAddress, featureGates;
+  std::string kubeconfig, logFormat = "text", logLevel = "info", metricsAddress, featureGates,
+      watchNamespace;
   bool forceEmbedded = false;
   int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000;
   double leaseS = 15, renewS = 10, retryS = 2, retentionHours = 168;
@@ -114,6 +118,8 @@ void addClusterFlags(CLI::App& app, Flags& f) {
              "host:port or :port serving /metrics, /healthz, /readyz (default :8080 against a real "
              "cluster, off in embedded mode; 0 disables; the last one given wins)")
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--watch-namespace", f.watchNamespace,
+                 "namespaces to watch, separated by commas, as KubeRay's flag (default: all)");
   app.add_option("--shard-count", kubeOptions.shardCount,
                  "replicas sharing the RayJobs (StatefulSet replicas)")
       ->capture_default_str()
@@ -169,6 +175,26 @@ void setUpLogging(const Flags& f) {
   }
 }
 
+// KubeRay's --watch-namespace: a comma-separated list, "" for all namespaces.
+bool parseWatchNamespaces(const std::string& flag, std::vector<std::string>& out) {
+  static const std::regex label("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
+  if (flag.empty()) return true;
+  for (size_t start = 0;;) {
+    size_t comma = flag.find(',', start);
+    std::string ns = flag.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (ns.size() > 63 || !std::regex_match(ns, label)) {
+      spdlog::error("--watch-namespace {}: \"{}\" is not a namespace name (a DNS-1123 label)",
+                    flag, ns);
+      return false;
+    }
+    out.push_back(ns);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  spdlog::info("watching RayJobs, RayClusters and their children in namespaces: {}", flag);
+  return true;
+}
+
 int runAgainstKubernetes(Flags& f) {
   KubeOptions& kubeOptions = f.kube;
   kubeOptions.kubeconfig = f.kubeconfig;
@@ -177,6 +203,7 @@ int runAgainstKubernetes(Flags& f) {
   kubeOptions.upkeep = f.embedded.upkeep;
   kubeOptions.stack = f.embedded.stack;
   kubeOptions.kube.timeout = std::chrono::milliseconds(f.kubeTimeoutMs);
+  if (!parseWatchNamespaces(f.watchNamespace, kubeOptions.kube.watchNamespaces)) return 2;
   if (f.metricsOption->count() > 0)
     kubeOptions.metricsAddress = f.metricsAddress == "0" ? "" : f.metricsAddress;
   kubeOptions.leader.leaseDuration = std::chrono::milliseconds(int64_t(f.leaseS * 1000));

@@ -10,7 +10,9 @@ namespace rayjournal::projection {
 
 struct JobFacts {
   uint32_t nextIncarnation = 1;        // salt for fresh identities
-  std::set<std::string> submittedIds;  // submissions confirmed by Ray (HTTP mode)
+  // Submissions of this cluster incarnation that Ray confirmed: HTTPMode's journaled POSTs, the
+  // other modes' sightings (SubmissionSeen).
+  std::set<std::string> submittedIds;
   int stopAttempts = 0;                // StopRayJob intents for the current submission
   int64_t firstStartMs = 0;
   // HTTPMode: why the attempt's last SubmitRayJob failed; empty when it landed or none failed.

@@ -215,6 +215,8 @@ void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
     job.attemptStartMs = r.timeMs;
     if (job.firstStartMs == 0) job.firstStartMs = r.timeMs;
     job.attempts.push_back(std::move(a));
+  } else if (const auto* seen = std::get_if<events::SubmissionSeen>(&*observation)) {
+    job.submissions.emplace(seen->jobId, r.timeMs);
   } else if (const auto* terminal = std::get_if<events::RayJobTerminal>(&*observation)) {
     job.lastRayStatus = terminal->status;
   } else if (const auto* drift = std::get_if<events::Drift>(&*observation)) {

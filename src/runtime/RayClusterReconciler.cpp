@@ -63,8 +63,10 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   std::vector<controller::PodView> pods;
   kube_.forEachOwned("Pod", ns, subject.uid,
                      [&](const nlohmann::json& pod) { pods.push_back(controller::podView(pod)); });
-  controller::ClusterObserved observed = controller::clusterObserved(
-      cluster, std::move(pods), headService, {context_.clusterDomain, clock_.nowMs()});
+  controller::ClusterContext context = context_;
+  context.nowMs = clock_.nowMs();
+  controller::ClusterObserved observed =
+      controller::clusterObserved(cluster, std::move(pods), headService, context);
   auto [reason, message] = projection_.replicaFailure(key, subject.uid);
   observed.replicaFailure = {std::move(reason), std::move(message)};
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);

@@ -24,7 +24,9 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
       rayJobReconciler_(cache_, ray, executor_, projection_, journal, clock, options_.decide),
       clusterReconciler_(cache_, executor_, projection_, clock,
                          {options_.decide.clusterDomain, 0,
-                          options_.decide.gates.rayClusterStatusConditions}),
+                          options_.decide.gates.rayClusterStatusConditions,
+                          {options_.decide.loginShell, options_.decide.injectProbes,
+                           options_.decide.injectWaitGcsReady}}),
       rayJobs_(rayJobReconciler_, clock,
                {"RayJob", options_.workers, options_.maxBatch, options_.mayReconcile,
                 [this](const std::string& key, const Result& r, double seconds) {

@@ -222,6 +222,19 @@ class E2E(unittest.TestCase):
         self.assertEqual(len(self.ray_submissions(s["jobId"])), 1)
         self.verify_journal()
 
+    def test_watch_namespace_limits_the_operator_to_its_namespaces(self):
+        # KubeRay's --watch-namespace: RayJobs elsewhere are not touched (before, the flag
+        # was refused as unknown and the operator carried every namespace).
+        other = self.ns[:30] + "-other"
+        self.kube.create_namespace(other)
+        op = self.start_operator(f"--watch-namespace={self.ns}")
+        self.kube.create("RayJob", rayjob(other, "elsewhere", mode="HTTPMode"))
+        self.kube.create("RayJob", rayjob(self.ns, "mine", mode="HTTPMode"))
+        self.assertEqual(self.wait_status("mine", "Complete")["jobStatus"], "SUCCEEDED")
+        self.assertEqual(self.kube.get("RayJob", other, "elsewhere").get("status", {}), {})
+        self.assertEqual(self.kube.list("RayCluster", other), [])
+        self.assertIn(f"in namespaces: {self.ns}", op.log())
+
     def test_bearer_token_from_a_token_file(self):
         # The kubeconfig names a tokenFile (as projected service account tokens are read).
         op = self.start_operator(kubeconfig=self.cp.token_kubeconfig)

@@ -524,8 +524,9 @@ TEST(KubeRayScenario, W17_TransientStatusFailureDoesNotBurnASubmitterRetry) {
   SimHarness h;
   h.apply(sampleRayJob("w17", "K8sJobMode", "SUCCEEDED", "5s"));
   ASSERT_TRUE(h.runUntil([&] { return status(h, "w17").value("jobStatus", "") == "RUNNING"; }));
+  h.world.replaceSubmitterPod(*h.kube.get("Job", "default", "w17"));
   h.ray.failNextCalls(1);
-  h.world.advance();  // the submitter's status check meets the failure
+  h.world.advance();  // the new Pod's status check meets the failure
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w17") == "Complete"; }));
   json submitter = *h.kube.get("Job", "default", "w17");
   EXPECT_EQ(submitter["status"].value("failed", 0), 0) << submitter["status"].dump();

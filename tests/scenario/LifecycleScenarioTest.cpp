@@ -97,6 +97,60 @@ TEST(LifecycleScenario, W8_RayRecordLostAfterSubmissionIsNotResubmitted) {
   EXPECT_EQ(h.ray.submissions(), 1u);
 }
 
+// W8 in K8sJobMode: Ray loses the record of a running job (a head restart without GCS fault
+// tolerance); the submitter's log stream breaks and its next Pod would submit the id again, as
+// KubeRay's does (the job runs twice). The journaled sighting makes the 404 a lost record: the
+// attempt fails, the submitter Job goes before its next Pod starts, and nothing is resubmitted,
+// also across an operator restart between the sighting and the loss.
+TEST(LifecycleScenario, W8_K8sJobModeLostRecordIsNotResubmittedBySubmitterRetries) {
+  SimHarness h;
+  h.apply(sampleRayJob("lostk8s", "K8sJobMode", "SUCCEEDED", "10m"));
+  ASSERT_TRUE(h.runUntil([&] {
+    return h.rayjob("lostk8s").value("status", json::object()).value("jobStatus", "") ==
+           "RUNNING";
+  }));
+  h.restart();
+  h.ray.loseAllRecords("default", h.rayjob("lostk8s")["status"]["rayClusterName"]);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("lostk8s") == "Failed"; }, 60000));
+  EXPECT_EQ(h.rayjob("lostk8s")["status"]["reason"], "RayJobRecordLost");
+  for (int i = 0; i < 300; ++i) h.step();  // 30 s: well past the submitter's pod backoff
+  EXPECT_EQ(h.ray.submissions(), 1u) << "the submitter's next Pod resubmitted the lost job";
+  EXPECT_FALSE(h.kube.get("Job", "default", "lostk8s").has_value());
+}
+
+// With retries left, the lost record fails the attempt and the next one runs on a new cluster:
+// one submission per attempt.
+TEST(LifecycleScenario, W8_K8sJobModeLostRecordRetriesOnANewCluster) {
+  SimHarness h;
+  json job = sampleRayJob("lostretry", "K8sJobMode", "SUCCEEDED", "20s");
+  job["spec"]["backoffLimit"] = 1;
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] {
+    return h.rayjob("lostretry").value("status", json::object()).value("jobStatus", "") ==
+           "RUNNING";
+  }));
+  std::string first = h.rayjob("lostretry")["status"]["rayClusterName"];
+  h.ray.loseAllRecords("default", first);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("lostretry") == "Complete"; }));
+  EXPECT_EQ(h.rayjob("lostretry")["status"]["failed"], 1);
+  EXPECT_NE(h.rayjob("lostretry")["status"]["rayClusterName"], first);
+  EXPECT_EQ(h.ray.submissions(), 2u);
+}
+
+// SidecarMode: the sidecar never runs again (restartPolicy Never), and the RayJob says why.
+TEST(LifecycleScenario, W8_SidecarModeLostRecordSaysSo) {
+  SimHarness h;
+  h.apply(sampleRayJob("lostside", "SidecarMode", "SUCCEEDED", "10m"));
+  ASSERT_TRUE(h.runUntil([&] {
+    return h.rayjob("lostside").value("status", json::object()).value("jobStatus", "") ==
+           "RUNNING";
+  }));
+  h.ray.loseAllRecords("default", h.rayjob("lostside")["status"]["rayClusterName"]);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("lostside") == "Failed"; }, 60000));
+  EXPECT_EQ(h.rayjob("lostside")["status"]["reason"], "RayJobRecordLost");
+  EXPECT_EQ(h.ray.submissions(), 1u);
+}
+
 // W4: the operator is down while the job finishes and the deadline passes; on return Ray is
 // asked first, so the job is Complete, not DeadlineExceeded.
 TEST(LifecycleScenario, W4_DowntimeAcrossDeadlineDoesNotFailAFinishedJob) {

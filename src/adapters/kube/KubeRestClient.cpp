@@ -245,13 +245,18 @@ bool KubeRestClient::sleepUnlessStopped(std::chrono::milliseconds d) {
 }
 
 void KubeRestClient::watch(const std::string& kind, WatchCallback callback) {
-  ++unsyncedWatches_;
-  watchers_.emplace_back([this, kind, callback] { watchLoop(kind, callback); });
+  std::vector<std::string> namespaces = options_.watchNamespaces;
+  if (namespaces.empty()) namespaces.push_back("");
+  for (const std::string& ns : namespaces) {
+    ++unsyncedWatches_;
+    watchers_.emplace_back([this, kind, ns, callback] { watchLoop(kind, ns, callback); });
+  }
 }
 
-std::string KubeRestClient::relist(const std::string& kind, std::map<std::string, json>& known,
+std::string KubeRestClient::relist(const std::string& kind, const std::string& ns,
+                                   std::map<std::string, json>& known,
                                    const WatchCallback& callback) {
-  std::string path = resourcePath(kind, "");
+  std::string path = resourcePath(kind, ns);
   if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
     path += "?labelSelector=" + percentEncode(it->second);
   json doc = callJson("GET", path);
@@ -315,7 +320,7 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
 
 void KubeRestClient::streamOnce(const std::string& kind, const std::string& selector,
                                 WatchState& w, const WatchCallback& callback) {
-  std::string target = resourcePath(kind, "") +
+  std::string target = resourcePath(kind, w.ns) +
                        "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
                        std::to_string(options_.watchTimeoutSeconds) +
                        "&resourceVersion=" + w.resourceVersion + selector;
@@ -347,15 +352,16 @@ void KubeRestClient::streamOnce(const std::string& kind, const std::string& sele
   }
 }
 
-void KubeRestClient::watchLoop(std::string kind, WatchCallback callback) {
+void KubeRestClient::watchLoop(std::string kind, std::string ns, WatchCallback callback) {
   WatchState w;
+  w.ns = std::move(ns);
   bool synced = false;
   std::string selector;
   if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
     selector = "&labelSelector=" + percentEncode(it->second);
   while (!stopping_) {
     try {
-      if (w.resourceVersion.empty()) w.resourceVersion = relist(kind, w.known, callback);
+      if (w.resourceVersion.empty()) w.resourceVersion = relist(kind, w.ns, w.known, callback);
       if (!synced) {
         synced = true;
         --unsyncedWatches_;

@@ -27,6 +27,9 @@ struct KubeRestOptions {
   std::chrono::milliseconds timeout{30000};
   int watchTimeoutSeconds = 300;                      // server-side end of each watch request
   std::map<std::string, std::string> watchSelectors;  // kind -> label selector
+  // KubeRay's --watch-namespace: every kind is listed and watched in these namespaces only,
+  // one watch each; empty: all namespaces, one watch per kind.
+  std::vector<std::string> watchNamespaces;
   std::string fieldManager = "rayjournal";
 };
 
@@ -72,9 +75,10 @@ class KubeRestClient : public KubeClient {
   json callJson(const std::string& method, const std::string& path, const std::string& body = "",
                 const std::string& contentType = "application/json");
   http::Headers authHeaders();
-  void watchLoop(std::string kind, WatchCallback callback);
+  void watchLoop(std::string kind, std::string ns, WatchCallback callback);
   // What one watch of a kind carries from stream to stream.
   struct WatchState {
+    std::string ns;  // "" for all namespaces
     std::map<std::string, json> known;
     std::string resourceVersion;
     int failures = 0;
@@ -94,7 +98,7 @@ class KubeRestClient : public KubeClient {
   void streamOnce(const std::string& kind, const std::string& selector, WatchState& w,
                   const WatchCallback& callback);
   // Lists and reconciles the known set; returns the list's resourceVersion.
-  std::string relist(const std::string& kind, std::map<std::string, json>& known,
+  std::string relist(const std::string& kind, const std::string& ns, std::map<std::string, json>& known,
                      const WatchCallback& callback);
   bool sleepUnlessStopped(std::chrono::milliseconds d);
 

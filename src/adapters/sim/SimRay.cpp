@@ -139,9 +139,11 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
     const json& annotations = model::objectAt((*owner)["metadata"], "annotations");
     if (auto d = parseDurationMs(annotations.value(kSimDurationAnnotation, "1s"))) durationMs = *d;
     auto results = split(annotations.value(kSimResultAnnotation, "SUCCEEDED"), ',');
-    size_t attempt = 1;
-    auto it = request.metadata.find(kAttemptMetadataKey);
-    if (it != request.metadata.end()) attempt = std::max<size_t>(1, std::stoul(it->second));
+    // The attempt this submission belongs to: the owner's failed attempts so far, plus one
+    // (the operator creates an attempt's cluster only after it recorded the previous failure).
+    const json& ownerStatus = model::objectAt(*owner, "status");
+    const json& failed = model::memberAt(ownerStatus, "failed");
+    size_t attempt = 1 + (failed.is_number_integer() && failed.get<int64_t>() > 0 ? failed.get<size_t>() : 0);
     if (!results.empty()) result = results[std::min(attempt, results.size()) - 1];
     while (!result.empty() && result.front() == ' ') result.erase(0, 1);
   }

@@ -15,7 +15,6 @@ namespace rayjournal::sim {
 inline constexpr const char* kSimDurationAnnotation = "rayjournal.io/sim-duration";
 inline constexpr const char* kSimResultAnnotation = "rayjournal.io/sim-result";
 inline constexpr const char* kSimSubmitterAnnotation = "rayjournal.io/sim-submitter";
-inline constexpr const char* kAttemptMetadataKey = "rayjournal.io/attempt";
 
 class SimRay : public ray::RayJobsClient {
  public:

@@ -148,7 +148,9 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
 }
 
 // A SidecarMode submitter container in a running head Pod: submit (no status check, as
-// KubeRay's sidecar command), then exit 0 or 1 with the Ray job's outcome.
+// KubeRay's sidecar command), then wait as `ray job submit` without --no-wait does and exit 0 or
+// 1 with the Ray job's outcome, or 1 when Ray no longer knows the job (a head that lost its
+// records; restartPolicy Never: the container is not run again).
 int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
   json statuses = pod["status"].value("containerStatuses", json::array());
   for (const auto& cs : statuses) {
@@ -158,18 +160,22 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
   std::string dashboard = headDashboard(pod);
   std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
   again.insert(ns + "/" + pod["metadata"].value("name", ""));
+  const std::string uid = model::stringAt(pod["metadata"], "uid");
   try {
     auto info = ray_.getJob(dashboard, id);
-    if (!info) {
+    bool lost = !info && following_.count(uid);
+    if (!info && !lost) {
       ray::SubmitRequest request;
       request.submissionId = id;
-      request.metadata[kAttemptMetadataKey] = envValue(container, "RAYJOURNAL_ATTEMPT");
       ray_.submit(dashboard, request);
-    } else if (ray::isTerminalRayStatus(info->status)) {
+      following_.insert(uid);
+    } else if (lost || ray::isTerminalRayStatus(info->status)) {
+      following_.erase(uid);
       statuses.push_back({{"name", "ray-job-submitter"},
                           {"state",
                            {{"terminated",
-                             {{"exitCode", info->status == "SUCCEEDED" ? 0 : 1},
+                             {{"exitCode", !lost && info->status == "SUCCEEDED" ? 0 : 1},
+                              {"reason", lost ? "Error" : "Completed"},
                               {"finishedAt", toRfc3339(clock_.nowMs())}}}}}});
       pod["status"]["containerStatuses"] = statuses;
       kube_.updateStatus("Pod", pod);
@@ -196,8 +202,56 @@ bool SimWorld::submitterBroken(const json& job) {
   return false;
 }
 
-// One step of a submitter Job: start, then (idempotently) submit, then wait for a terminal
-// Ray status and complete. An unreachable dashboard fails the pod; the Job retries pods up to
+// The submitter Pod's shell in one step: at its start `ray job status || { ray job submit ||
+// ray job status; }` (W17), then `ray job logs --follow`, which ends with the Ray job
+// ("Complete", exit 0 whatever the outcome) or breaks when Ray no longer knows the job: the Pod
+// fails, and the next Pod (after the Job controller's backoff) checks and submits again, as
+// KubeRay's does after a head restart. Throws RayError when the Pod fails.
+std::string SimWorld::submitterShell(const json& job, const std::string& uid) {
+  if (submitterBroken(job)) throw ray::RayError("submitter pod exited with code 1 (simulated)");
+  const json& container = job["spec"]["template"]["spec"]["containers"][0];
+  std::string dashboard = envValue(container, "RAY_DASHBOARD_ADDRESS");
+  std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
+  std::optional<ray::JobInfo> info;
+  if (following_.count(uid)) {
+    try {
+      info = ray_.getJob(dashboard, id);
+    } catch (const ray::RayError&) {
+      return "";  // a blip the log stream rides out
+    }
+    if (!info) {
+      following_.erase(uid);
+      nextPodAtMs_[uid] = clock_.nowMs() + kPodBackoffMs;
+      throw ray::RayError("ray job logs --follow: job " + id + " not found (stream broke)");
+    }
+    return ray::isTerminalRayStatus(info->status) ? "Complete" : "";
+  }
+  bool statusFailed = false;
+  try {
+    info = ray_.getJob(dashboard, id);
+  } catch (const ray::RayError&) {
+    statusFailed = true;
+  }
+  if (!info) {
+    ray::SubmitRequest request;
+    request.submissionId = id;
+    request.entrypoint = container.value("args", json::array()).dump();
+    if (ray_.submit(dashboard, request) == ray::SubmitResult::AlreadyExists && statusFailed)
+      info = ray_.getJob(dashboard, id);  // the second status check; a failure fails the pod
+  }
+  following_.insert(uid);
+  return info && ray::isTerminalRayStatus(info->status) ? "Complete" : "";
+}
+
+void SimWorld::replaceSubmitterPod(const json& submitterJob) {
+  std::string uid = model::stringAt(model::objectAt(submitterJob, "metadata"), "uid");
+  following_.erase(uid);
+  std::lock_guard lock(dirtyMu_);
+  dirtyJobs_.insert(model::stringAt(submitterJob["metadata"], "namespace") + "/" +
+                    model::stringAt(submitterJob["metadata"], "name"));
+}
+
+// One step of a submitter Job: start its Pod, run the shell; the Job retries failed Pods up to
 // spec.backoffLimit and then fails.
 int SimWorld::runSubmitterJob(const json& job) {
   const json& status = model::objectAt(job, "status");
@@ -207,34 +261,14 @@ int SimWorld::runSubmitterJob(const json& job) {
   int64_t now = clock_.nowMs();
   auto created = parseRfc3339(job["metadata"].value("creationTimestamp", ""));
   if (created && now < *created + options_.submitterStartDelayMs) return 0;
-  const json& container = job["spec"]["template"]["spec"]["containers"][0];
-  std::string dashboard = envValue(container, "RAY_DASHBOARD_ADDRESS");
-  std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
-  std::string attempt = envValue(container, "RAYJOURNAL_ATTEMPT");
+  const std::string uid = model::stringAt(job["metadata"], "uid");
+  if (auto at = nextPodAtMs_.find(uid); at != nextPodAtMs_.end() && now < at->second) return 0;
   json next = status;
   if (!next.contains("startTime")) next["startTime"] = toRfc3339(now);
   next["active"] = 1;
   std::string condition;
   try {
-    if (submitterBroken(job)) throw ray::RayError("submitter pod exited with code 1 (simulated)");
-    // The submitter shell: `ray job status || { ray job submit || ray job status; }` (W17).
-    std::optional<ray::JobInfo> info;
-    bool statusFailed = false;
-    try {
-      info = ray_.getJob(dashboard, id);
-    } catch (const ray::RayError&) {
-      statusFailed = true;
-    }
-    if (!info) {
-      ray::SubmitRequest request;
-      request.submissionId = id;
-      request.entrypoint = container.value("args", json::array()).dump();
-      if (!attempt.empty()) request.metadata[kAttemptMetadataKey] = attempt;
-      if (ray_.submit(dashboard, request) == ray::SubmitResult::AlreadyExists && statusFailed)
-        info = ray_.getJob(dashboard, id);  // the second status check; a failure fails the pod
-    } else if (ray::isTerminalRayStatus(info->status)) {
-      condition = "Complete";  // `ray job logs --follow` exits 0 even when the Ray job failed
-    }
+    condition = submitterShell(job, uid);
   } catch (const ray::RayError& e) {
     int failed = next.value("failed", 0) + 1;
     next["failed"] = failed;
@@ -255,6 +289,8 @@ int SimWorld::runSubmitterJob(const json& job) {
   if (!condition.empty()) {
     next["active"] = 0;
     next["completionTime"] = toRfc3339(now);
+    following_.erase(uid);
+    nextPodAtMs_.erase(uid);
   }
   if (next == status) return 0;
   kube_.updateStatus("Job", statusWrite(job, std::move(next)));

@@ -29,6 +29,9 @@ class SimWorld {
   // Moves every simulated actor forward to the clock's now. Returns the number of changes made.
   int advance();
   void setOptions(SimWorldOptions options) { options_ = options; }
+  // The submitter Job's Pod goes (a node loss) and the Job starts another at once, which runs
+  // the shell from its status check again.
+  void replaceSubmitterPod(const json& submitterJob);
 
  private:
   using Keys = std::set<std::string>;  // "namespace/name"
@@ -38,6 +41,7 @@ class SimWorld {
   void mark(Keys& keys, const std::string& key);
   bool submitterBroken(const json& job);
   int runSubmitterJob(const json& job);
+  std::string submitterShell(const json& job, const std::string& uid);
 
   SimKube& kube_;
   SimRay& ray_;
@@ -45,6 +49,11 @@ class SimWorld {
   SimWorldOptions options_;
   std::mutex dirtyMu_;
   Keys dirtyPods_, dirtyJobs_;
+  // Submitter Jobs and sidecar head Pods (by uid) whose submitter submitted and now follows the
+  // job, and when a Job's next Pod may start after its last one failed.
+  static constexpr int64_t kPodBackoffMs = 10000;  // the Job controller's first pod backoff
+  std::set<std::string> following_;
+  std::map<std::string, int64_t> nextPodAtMs_;
 };
 
 }  // namespace rayjournal::sim

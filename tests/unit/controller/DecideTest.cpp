@@ -21,7 +21,7 @@ TEST(DecideTest, SubmitterJobIsBuiltLikeKubeRays) {
   RayJob job = parseRayJob(manifest());
   job.status.jobId = "job-abcde";
   job.status.dashboardURL = "c-head-svc.default.svc.cluster.local:8265";
-  json submitter = buildSubmitterJob(job, json::object(), 1);
+  json submitter = buildSubmitterJob(job, json::object());
   EXPECT_EQ(submitter["metadata"]["name"], "job");
   EXPECT_EQ(submitter["metadata"]["labels"]["ray.io/originated-from-crd"], "RayJob");
   EXPECT_EQ(submitter["metadata"]["labels"]["app.kubernetes.io/created-by"], "kuberay-operator");
@@ -36,6 +36,37 @@ TEST(DecideTest, SubmitterJobIsBuiltLikeKubeRays) {
                       "2>&1 ; fi ; ray job logs"),
             std::string::npos)
       << "W17: an already-submitted job is confirmed, not counted as a submitter failure";
+}
+
+// Nothing of rayjournal's own reaches the user's Ray job: the submitter's env is KubeRay's three
+// variables after the user's, and the HTTP submission's metadata is the user's map. Before, a
+// RAYJOURNAL_ATTEMPT variable and a rayjournal.io/attempt metadata key went along.
+TEST(DecideTest, NoOperatorKeysLeakIntoTheSubmitterEnvOrRayMetadata) {
+  json m = manifest();
+  m["spec"]["metadata"] = {{"team", "ml"}};
+  RayJob job = parseRayJob(m);
+  job.status.jobId = "job-abcde";
+  job.status.dashboardURL = "c-head-svc.default.svc.cluster.local:8265";
+  json submitter = buildSubmitterJob(job, json::object());
+  json names = json::array();
+  for (const auto& e : submitter["spec"]["template"]["spec"]["containers"][0]["env"])
+    names.push_back(e["name"]);
+  EXPECT_EQ(names, json::array({"PYTHONUNBUFFERED", "RAY_DASHBOARD_ADDRESS",
+                                "RAY_JOB_SUBMISSION_ID"}));
+  auto request = submitRequestFor(job, job.status);
+  EXPECT_EQ((*request)["metadata"], json({{"team", "ml"}}));
+}
+
+// KubeRay trims the entrypoint before `--` in both submitter commands; the sidecar's was not.
+TEST(DecideTest, SidecarEntrypointIsTrimmed) {
+  json m = manifest();
+  m["spec"]["entrypoint"] = "\n  python x.py \n";
+  RayJob job = parseRayJob(m);
+  job.status.jobId = "job-abcde";
+  std::string command = buildSidecarCommand(job, 8265);
+  EXPECT_NE(command.find("--submission-id job-abcde -- python x.py ;"), std::string::npos)
+      << command;
+  EXPECT_EQ(command.substr(command.size() - 17), " -- python x.py ;");
 }
 
 std::shared_ptr<const json> shared(json object) {

@@ -301,6 +301,27 @@ TEST(ValidateTest, TheRayJobDeletionPolicyGateRefusesDeletionStrategies) {
   EXPECT_EQ(e->message, "RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy");
 }
 
+// `metadata` needs Ray 2.6.0 in the submit command (K8sJobMode, SidecarMode); HTTPMode sends it
+// in the request. Before, an old cluster got a submitter whose --metadata-json Ray rejects.
+TEST(ValidateTest, MetadataNeedsRay260InTheSubmitCommandModes) {
+  auto with = [](const char* mode, const char* version) {
+    json doc = manifest();
+    doc["spec"]["submissionMode"] = mode;
+    doc["spec"]["metadata"] = {{"team", "ml"}};
+    doc["spec"]["rayClusterSpec"]["rayVersion"] = version;
+    return invalid(doc);
+  };
+  EXPECT_EQ(with("K8sJobMode", "2.5.1"),
+            "The RayJob spec is invalid: the Ray version must be at least 2.6.0 to use the "
+            "metadata field");
+  EXPECT_NE(with("SidecarMode", "2.4.0"), "");
+  EXPECT_EQ(with("K8sJobMode", "nightly"),
+            "The RayJob spec is invalid: failed to parse Ray version: nightly");
+  EXPECT_EQ(with("HTTPMode", "2.5.1"), "");
+  EXPECT_EQ(with("K8sJobMode", "2.6.0"), "");
+  EXPECT_EQ(with("K8sJobMode", ""), "") << "an unset rayVersion is taken as recent";
+}
+
 TEST(FeatureGatesTest, ParsedAsGosFeatureGateFlag) {
   FeatureGateParse p = parseFeatureGates("RayJobDeletionPolicy=false, RayCronJob=true");
   EXPECT_EQ(p.error, "");

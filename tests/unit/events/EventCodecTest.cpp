@@ -32,6 +32,7 @@ TEST(EventCodecTest, EveryBodyRoundTrips) {
                         Observation{RayJobTerminal{"SUCCEEDED", "s"}},
                         Observation{Drift{"Running", "Complete", "Kubernetes is authoritative"}},
                         Observation{ChildMissing{"Job", "job", "s"}},
+                        Observation{SubmissionSeen{"s", "RUNNING"}},
                         Observation{JournalSalvaged{41, "bad block", "/j.corrupt", "42-50", 3, "f.sst: x", "60-60"}}})
     EXPECT_EQ(decodeObservation(recordOf(wal::RecordType::Observation, encode(o))), o);
   ControllerStarted started{4, 1, 300, 250};

@@ -43,5 +43,22 @@ TEST(KubeRayEnvironmentTest, UnparsableValuesFallBackToKubeRaysDefaults) {
   EXPECT_TRUE(withEnv({{"DELETE_RAYJOB_CR_AFTER_JOB_FINISHES", "true"}}).deleteRayJobAfterJobFinishes);
 }
 
+// Before, these were ignored: the submitter never ran a login shell and every Pod got probes
+// and the wait-gcs-ready init container.
+TEST(KubeRayEnvironmentTest, LoginShellAndInjectionSwitchesAreReadCaseInsensitively) {
+  auto c = withEnv({{"ENABLE_LOGIN_SHELL", "True"},
+                    {"ENABLE_PROBES_INJECTION", "FALSE"},
+                    {"ENABLE_INIT_CONTAINER_INJECTION", "false"}});
+  EXPECT_TRUE(c.loginShell);
+  EXPECT_FALSE(c.injectProbes);
+  EXPECT_FALSE(c.injectWaitGcsReady);
+  auto d = withEnv({{"ENABLE_LOGIN_SHELL", "yes"},
+                    {"ENABLE_PROBES_INJECTION", "0"},
+                    {"ENABLE_INIT_CONTAINER_INJECTION", ""}});
+  EXPECT_FALSE(d.loginShell) << "only \"true\" turns it on";
+  EXPECT_TRUE(d.injectProbes) << "only \"false\" turns it off";
+  EXPECT_TRUE(d.injectWaitGcsReady);
+}
+
 }  // namespace
 }  // namespace rayjournal::operator_
