@@ -31,8 +31,9 @@ struct Ctx {
   void observe(Fact fact) {
     plan.observations.emplace_back(std::in_place_type<Fact>, std::move(fact));
   }
-  void event(const std::string& type, const std::string& reason, const std::string& message) {
-    plan.events.push_back({type, reason, message});
+  void event(const std::string& type, const std::string& reason, const std::string& message,
+             const std::string& action = "Reconcile") {
+    plan.events.push_back({type, reason, message, action});
   }
   void fail(const std::string& reason, const std::string& message) {
     st.jobDeploymentStatus = DeploymentStatus::Failed;
@@ -96,7 +97,8 @@ bool ensureCluster(Ctx& c) {
     if (c.selectorMode()) {
       c.event("Warning", "RayClusterNotFound",
               "RayCluster " + c.job.ns + "/" + c.st.rayClusterName +
-                  " set in the clusterSelector is not found");
+                  " set in the clusterSelector is not found. It must be created manually",
+              "Validate");
       c.plan.why = "clusterSelector cluster " + c.st.rayClusterName + " not found";
       return false;
     }
@@ -108,7 +110,8 @@ bool ensureCluster(Ctx& c) {
   if (!c.selectorMode() && !c.o.cluster->ownedBy) {
     c.event("Warning", "FailedToCreateRayCluster",
             "RayCluster " + c.job.ns + "/" + c.st.rayClusterName +
-                " exists but is not owned by this RayJob (uid " + c.job.uid + "); not adopting it");
+                " exists but is not owned by this RayJob (uid " + c.job.uid + "); not adopting it",
+            "Create");
     c.plan.why = "foreign RayCluster " + c.st.rayClusterName;
     return false;
   }
@@ -652,7 +655,7 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
     c.st.message = error->message;
     c.plan.requeueAfterMs.reset();
     if (c.st != c.job.status)
-      c.event("Warning", error->reason, c.job.key() + ": " + error->message);
+      c.event("Warning", error->reason, c.job.key() + ": " + error->message, "Validate");
     c.plan.why = "validation failed: " + error->message;
   } else {
     decideState(c);

@@ -1,33 +1,30 @@
 #include "controller/Executor.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "adapters/TimeFormat.h"
 #include "controller/Children.h"
+#include "controller/EventNotes.h"
 #include "events/EventCodec.h"
 #include "model/JsonAccess.h"
 
 namespace rayjournal::controller {
 namespace {
 
-bool isHeadPod(const Intent& intent) {
-  if (!intent.object) return false;
-  const json& labels = model::objectAt(model::objectAt(*intent.object, "metadata"), "labels");
-  return model::stringAt(labels, "ray.io/node-type") == "head";
+// client-go's reportingInstance is "<controller>-<hostname>": in a StatefulSet, the Pod's name.
+const std::string& reportingHost() {
+  static const std::string host = [] {
+    char name[256] = {};
+    return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("unknown");
+  }();
+  return host;
 }
 
-// KubeRay's Event reasons for a create of kind by this intent.
-std::string createdReason(const std::string& kind, const Intent& intent, bool failed) {
-  std::string what;
-  if (kind == "RayCluster")
-    what = "RayCluster";
-  else if (kind == "Job")
-    what = "RayJobSubmitter";
-  else if (kind == "Pod")
-    what = isHeadPod(intent) ? "HeadPod" : "WorkerPod";
-  else
-    what = kind;
-  return (failed ? "FailedToCreate" : "Created") + what;
+// What an intent of the subject acts on, for its Event.
+EventTarget targetOf(const Subject& s, const std::string& kind, const std::string& name) {
+  bool head = kind == "Pod" && s.kind == "RayCluster" && name == model::headPodName(s.name);
+  return {s.kind, kind, s.ns, name, head, s.kind == "RayCluster" ? s.name : ""};
 }
 
 // spec.entrypointResources, a JSON object of resource amounts, as KubeRay's ConvertRayJobToReq
@@ -172,9 +169,7 @@ events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& c
     case Action::SuspendWorkerGroups:
       return suspendWorkers(s, intent);
     case Action::UpdateHeadService:
-      kube_.update("Service", std::move(*intent.object));
-      postEvent(s, {"Normal", "UpdatedService", "Updated Service " + s.ns + "/" + intent.target});
-      return events::Result::Ok;
+      return updateHeadService(s, intent);
     case Action::SubmitRayJob:
     case Action::StopRayJob:
       return runRay(intent);
@@ -205,34 +200,39 @@ events::Result Executor::runRay(Intent& intent) {
 }
 
 events::Result Executor::suspendWorkers(const Subject& s, Intent& intent) {
+  const EventTarget target = targetOf(s, "RayCluster", intent.target);
   try {
     kube_.update("RayCluster", std::move(*intent.object));
-    postEvent(s, {"Normal", "UpdatedRayCluster",
-                  "Suspended the worker groups of RayCluster " + s.ns + "/" + intent.target});
+    postEvent(s, workersSuspendedNote(target));
     return events::Result::Ok;
   } catch (const kube::ApiError& e) {
     if (e.notFound()) return events::Result::AlreadyDone;
-    postEvent(s, {"Warning", "FailedToUpdateRayCluster",
-                  "Failed to suspend the worker groups of RayCluster " + s.ns + "/" +
-                      intent.target + ": " + e.what()});
+    postEvent(s, workersSuspendedNote(target, e.what()));
+    throw;
+  }
+}
+
+events::Result Executor::updateHeadService(const Subject& s, Intent& intent) {
+  const EventTarget target = targetOf(s, "Service", intent.target);
+  try {
+    kube_.update("Service", std::move(*intent.object));
+    postEvent(s, serviceUpdateNote(target));
+    return events::Result::Ok;
+  } catch (const kube::ApiError& e) {
+    postEvent(s, serviceUpdateNote(target, e.what()));
     throw;
   }
 }
 
 events::Result Executor::create(const Subject& s, const std::string& kind, Intent& intent) {
-  const std::string what = kind == "Job" ? "Kubernetes Job" : kind;
-  const std::string created = createdReason(kind, intent, false);
-  const std::string failed = createdReason(kind, intent, true);
+  const EventTarget target = targetOf(s, kind, intent.target);
   try {
     kube_.create(kind, std::move(*intent.object));
-    postEvent(s, {"Normal", created,
-                  "Created " + kind + " " + s.ns + "/" + intent.target});
+    postEvent(s, createNote(target));
     return events::Result::Ok;
   } catch (const kube::ApiError& e) {
     if (!e.alreadyExists()) {
-      postEvent(s, {"Warning", failed,
-                    "Failed to create new " + what + " " + s.ns + "/" + intent.target + ": " +
-                        e.what()});
+      postEvent(s, createNote(target, e.what()));
       throw;
     }
     auto existing = kube_.getLive(kind, s.ns, intent.target);
@@ -240,24 +240,24 @@ events::Result Executor::create(const Subject& s, const std::string& kind, Inten
     std::string message = kind + " " + s.ns + "/" + intent.target +
                           " already exists and is not owned by " + s.kind + " " + s.key() +
                           " (uid " + s.uid + "); refusing to adopt it";
-    postEvent(s, {"Warning", failed, message});
+    EventNote refused = createNote(target, "already exists");
+    refused.message = message;
+    postEvent(s, refused);
     throw kube::ApiError(409, "AlreadyExists", message);
   }
 }
 
 events::Result Executor::removeChild(const Subject& s, const std::string& kind,
                                      const std::string& name) {
+  const EventTarget target = targetOf(s, kind, name);
+  const bool announced = kind != "RayJob";  // KubeRay posts none for DeleteSelf either
   try {
     kube_.remove(kind, s.ns, name, kube::Propagation::Background);
-    if (kind == "RayCluster")
-      postEvent(s, {"Normal", "DeletedRayCluster", "Deleted RayCluster " + s.ns + "/" + name});
-    if (kind == "Job")
-      postEvent(s, {"Normal", "DeletedRayJobSubmitter",
-                    "Deleted submitter Job " + s.ns + "/" + name});
-    if (kind == "Pod") postEvent(s, {"Normal", "DeletedPod", "Deleted Pod " + s.ns + "/" + name});
+    if (announced) postEvent(s, deleteNote(target));
     return events::Result::Ok;
   } catch (const kube::ApiError& e) {
     if (e.notFound()) return events::Result::AlreadyDone;
+    if (announced) postEvent(s, deleteNote(target, e.what()));
     throw;
   }
 }
@@ -300,10 +300,9 @@ void Executor::postEvent(const Subject& s, const EventNote& note) {
                {"reason", note.reason},
                {"note", note.message},
                {"type", note.type},
-               {"action", note.type == "Warning" ? "Validate" : "Reconcile"},
-               {"reportingController", s.kind == "RayJob" ? "rayjournal.io/rayjob-controller"
-                                                          : "rayjournal.io/raycluster-controller"},
-               {"reportingInstance", "rayjournal-operator"},
+               {"action", note.action},
+               {"reportingController", reportingController(s.kind)},
+               {"reportingInstance", reportingController(s.kind) + "-" + reportingHost()},
                {"eventTime", toRfc3339Micro(clock_.nowMs())}};
     kube_.create("Event", std::move(event));
   } catch (const std::exception& e) {

@@ -75,6 +75,7 @@ class Executor {
   events::Result removeChild(const Subject& s, const std::string& kind, const std::string& name);
   events::Result changeFinalizer(bool add, kube::Snapshot& current);
   events::Result suspendWorkers(const Subject& s, Intent& intent);
+  events::Result updateHeadService(const Subject& s, Intent& intent);
   events::OutcomeBody outcomeOf(const Subject& s, Intent& intent, uint64_t seq,
                                 ExecResult& result, kube::Snapshot& current);
   wal::Record recordFor(const Subject& s, wal::RecordType type, std::string body) const;

@@ -37,6 +37,8 @@ struct EventNote {
   std::string type;  // Normal or Warning
   std::string reason;
   std::string message;
+  // KubeRay's K8sEventAction: Create, Delete, Update, Validate, Reconcile (the default).
+  std::string action = "Reconcile";
 };
 
 struct Plan {

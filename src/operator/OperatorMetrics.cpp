@@ -54,7 +54,19 @@ std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
   };
 }
 
-void collectJobMetrics(Metrics& m, const std::map<std::string, runtime::JobSummary>& jobs) {
+// KubeRay sets one series per Running -> Retrying transition, labelled with the failed count
+// before it; they stay until the RayJob goes.
+void addRetriedSeries(Metrics& m, const Labels& id, const std::vector<std::pair<int, int64_t>>& attempts) {
+  for (const auto& [before, ms] : attempts) {
+    Labels d = id;
+    d["job_deployment_status"] = "Retrying";
+    d["retry_count"] = std::to_string(before);
+    m.set("kuberay_job_execution_duration_seconds", d, double(ms) / 1000.0);
+  }
+}
+
+void collectJobMetrics(Metrics& m, const std::map<std::string, runtime::JobSummary>& jobs,
+                       const RetriedAttempts& retried) {
   for (const char* f : {"rayjournal_rayjobs", "kuberay_job_info", "kuberay_job_deployment_status",
                         "kuberay_job_execution_duration_seconds"})
     m.clear(f);
@@ -76,6 +88,7 @@ void collectJobMetrics(Metrics& m, const std::map<std::string, runtime::JobSumma
       d["retry_count"] = std::to_string(before);
       m.set("kuberay_job_execution_duration_seconds", d, double(*end - *start) / 1000.0);
     }
+    if (retried) addRetriedSeries(m, id, retried(key));
   }
   for (const auto& [status, n] : byStatus)
     m.set("rayjournal_rayjobs", {{"deployment_status", status}}, n);
@@ -86,7 +99,10 @@ void addOperatorCollectors(Metrics& m, MetricsSources src) {
     if (src.stack) {
       m.set("rayjournal_workqueue_depth", {}, double(src.stack->queueDepth()));
       m.set("rayjournal_in_doubt_intents", {}, double(src.stack->projection().inDoubt().size()));
-      collectJobMetrics(m, src.stack->jobSummaries());
+      const projection::JobProjection& projection = src.stack->projection();
+      collectJobMetrics(m, src.stack->jobSummaries(), [&projection](const std::string& key) {
+        return projection.retriedAttempts(key);
+      });
     }
     if (src.journal) {
       wal::JournalStats st = src.journal->stats();

@@ -24,7 +24,11 @@ struct MetricsSources {
 // Describes every family; the onReconcile hook it returns goes into StackOptions.
 std::function<void(double, bool)> describeOperatorMetrics(Metrics& metrics);
 void addOperatorCollectors(Metrics& metrics, MetricsSources sources);
-// The per-RayJob families (kuberay_job_*, rayjournal_rayjobs) from what the watch last showed.
-void collectJobMetrics(Metrics& metrics, const std::map<std::string, runtime::JobSummary>& jobs);
+// A RayJob's attempts that ended Retrying: {failed count before, duration ms} (the journal's).
+using RetriedAttempts = std::function<std::vector<std::pair<int, int64_t>>(const std::string&)>;
+// The per-RayJob families (kuberay_job_*, rayjournal_rayjobs) from what the watch last showed,
+// and the Retrying series of kuberay_job_execution_duration_seconds from retried.
+void collectJobMetrics(Metrics& metrics, const std::map<std::string, runtime::JobSummary>& jobs,
+                       const RetriedAttempts& retried = {});
 
 }  // namespace rayjournal::operator_

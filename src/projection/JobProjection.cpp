@@ -80,7 +80,8 @@ json stateToJson(const JobState& s) {
           {"drifts", s.drifts},
           {"replica_failure_reason", s.replicaFailureReason},
           {"replica_failure_message", s.replicaFailureMessage},
-          {"last_submit_error", s.lastSubmitError}};
+          {"last_submit_error", s.lastSubmitError},
+          {"retried", s.retried}};
 }
 
 JobState stateFromJson(const json& j) {
@@ -106,6 +107,7 @@ JobState stateFromJson(const json& j) {
   s.replicaFailureReason = j.value("replica_failure_reason", "");
   s.replicaFailureMessage = j.value("replica_failure_message", "");
   s.lastSubmitError = j.value("last_submit_error", "");
+  if (j.contains("retried")) s.retried = j["retried"].get<std::vector<std::pair<int, int64_t>>>();
   return s;
 }
 
@@ -151,6 +153,16 @@ void JobProjection::applyIntent(JobState& job, const wal::Record& r) {
   job.intents[r.seq] = std::move(f);
 }
 
+// A status write of Retrying landed: the attempt's duration, with the failed count before it
+// (the write's own `failed` is the count after).
+void JobProjection::noteRetried(JobState& job, const IntentFact& f, int64_t atMs) {
+  auto failed = f.status.find("failed");
+  const auto* after = failed == f.status.end() ? nullptr : std::get_if<int64_t>(&failed->second);
+  int before = after && *after > 0 ? int(*after - 1) : int(job.retried.size());
+  job.retried.emplace_back(before, std::max<int64_t>(0, atMs - job.attemptStartMs));
+  if (job.retried.size() > kMaxRetriedAttempts) job.retried.erase(job.retried.begin());
+}
+
 void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
   events::OutcomeBody body = events::decodeOutcome(r);
   uint64_t seq = body.intentSeq;
@@ -177,6 +189,7 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
     auto status = f.status.find("jobDeploymentStatus");
     const auto* text = status == f.status.end() ? nullptr : std::get_if<std::string>(&status->second);
     job.lastDeploymentStatus = text ? *text : "";
+    if (job.lastDeploymentStatus == "Retrying") noteRetried(job, f, r.timeMs);
   }
   // Only an intent still in doubt needs the status it meant to write (recovery compares it).
   f.status.clear();
@@ -320,6 +333,12 @@ std::optional<JobState> JobProjection::cluster(const std::string& key) const {
   auto it = clusters_.find(key);
   if (it == clusters_.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<std::pair<int, int64_t>> JobProjection::retriedAttempts(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? std::vector<std::pair<int, int64_t>>{} : it->second.retried;
 }
 
 size_t JobProjection::jobCount() const {

@@ -63,7 +63,13 @@ struct JobState {
   std::string replicaFailureMessage;
   // RayJobs: the error of the current attempt's last failed SubmitRayJob, until one lands.
   std::string lastSubmitError;
+  // RayJobs: attempts that ended Retrying, as {failed count before, ms from the attempt's start
+  // to the Retrying write} (KubeRay's Retrying series of its execution-duration metric); the
+  // last kMaxRetriedAttempts.
+  std::vector<std::pair<int, int64_t>> retried;
 };
+
+inline constexpr size_t kMaxRetriedAttempts = 16;
 
 inline constexpr size_t kMaxFailureMessage = 1024;
 
@@ -102,12 +108,15 @@ class JobProjection : public Projection {
   std::pair<std::string, std::string> replicaFailure(const std::string& key,
                                                      const std::string& uid) const;
   size_t jobCount() const;
+  // The RayJob's attempts that ended Retrying (JobState::retried); empty when none or unknown.
+  std::vector<std::pair<int, int64_t>> retriedAttempts(const std::string& key) const;
   json toJson(const std::string& key = "") const;
 
  private:
   void applyIntent(JobState& job, const wal::Record& r);
   void applyOutcome(JobState& job, const wal::Record& r);
   void applyObservation(JobState& job, const wal::Record& r);
+  static void noteRetried(JobState& job, const IntentFact& f, int64_t atMs);
   static void notePodOutcome(JobState& cluster, const std::string& clusterName,
                              const IntentFact& f, const events::OutcomeBody& body);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/sim/SimKube.h"
+#include "controller/EventNotes.h"
 #include "adapters/sim/SimRay.h"
 #include "events/EventCodec.h"
 #include "wal/MemoryStorage.h"
@@ -143,6 +144,61 @@ TEST_F(ExecutorTest, AnHttpSubmissionCarriesTheEntrypointResources) {
   EXPECT_FALSE(refused.ok);
   EXPECT_NE(refused.error.find("entrypointResources"), std::string::npos) << refused.error;
   EXPECT_EQ(recording.submitted.size(), 1u) << "nothing submitted with resources it cannot read";
+}
+
+// Events carry KubeRay's reason, action, note and reporting controller; a failed delete and a
+// failed Service update are announced as KubeRay's FailedToDelete*/FailedToUpdateService (before,
+// they posted nothing, and every Event said action Reconcile or Validate).
+TEST_F(ExecutorTest, EventsAreKubeRaysReasonsActionsAndNotes) {
+  Subject job;
+  job.kind = "RayJob";
+  job.ns = "default";
+  job.name = "j";
+  job.uid = "uid-j";
+  kube.create("RayCluster", {{"apiVersion", "ray.io/v1"},
+                             {"kind", "RayCluster"},
+                             {"metadata", {{"name", "j-abcde"}, {"namespace", "default"}}}});
+  kube.injectFault({"remove", "Job", 1, 500, "InternalError", false});
+  kube.injectFault({"update", "Service", 1, 500, "InternalError", false});
+  Plan plan;
+  plan.intents.push_back({Action::DeleteRayCluster, "j-abcde", nullptr});
+  Plan failing;
+  failing.intents.push_back({Action::DeleteSubmitterJob, "j", nullptr});
+  Plan update;
+  update.intents.push_back(
+      {Action::UpdateHeadService, "j-head-svc",
+       std::make_shared<json>(json{{"apiVersion", "v1"},
+                                   {"kind", "Service"},
+                                   {"metadata", {{"name", "j-head-svc"}, {"namespace", "default"}}}})});
+  for (Plan* p : {&plan, &failing, &update}) executor.execute(job, *p);
+  std::map<std::string, json> byReason;
+  for (const auto& e : kube.list("Event", "default")) byReason[e["reason"]] = e;
+  ASSERT_TRUE(byReason.count("DeletedRayCluster"));
+  EXPECT_EQ(byReason["DeletedRayCluster"]["note"], "Deleted cluster default/j-abcde");
+  EXPECT_EQ(byReason["DeletedRayCluster"]["action"], "Delete");
+  EXPECT_EQ(byReason["DeletedRayCluster"]["reportingController"], "rayjob-controller");
+  ASSERT_TRUE(byReason.count("FailedToDeleteRayJobSubmitter"));
+  EXPECT_EQ(byReason["FailedToDeleteRayJobSubmitter"]["type"], "Warning");
+  EXPECT_EQ(byReason["FailedToDeleteRayJobSubmitter"]["note"].get<std::string>().rfind(
+                "Failed to delete submitter K8s Job default/j: ", 0),
+            0u);
+  ASSERT_TRUE(byReason.count("FailedToUpdateService"));
+  EXPECT_EQ(byReason["FailedToUpdateService"]["action"], "Update");
+}
+
+TEST(EventNotesTest, CreateNotesAsEachKubeRayControllerWordsThem) {
+  EXPECT_EQ(createNote({"RayJob", "Job", "ns", "j"}).message, "Created Kubernetes Job ns/j");
+  EXPECT_EQ(createNote({"RayJob", "Job", "ns", "j"}).reason, "CreatedRayJobSubmitter");
+  EXPECT_EQ(createNote({"RayJob", "Service", "ns", "j-head-svc"}).message,
+            "Created the service ns/j-head-svc");
+  EXPECT_EQ(createNote({"RayCluster", "Service", "ns", "c-head-svc"}).message,
+            "Created service ns/c-head-svc");
+  EXPECT_EQ(createNote({"RayCluster", "Pod", "ns", "c-head", true, "c"}).reason, "CreatedHeadPod");
+  EventNote worker = createNote({"RayCluster", "Pod", "ns", "c-w-0", false, "c"}, "quota");
+  EXPECT_EQ(worker.reason, "FailedToCreateWorkerPod");
+  EXPECT_EQ(worker.message, "Failed to create worker Pod for the cluster ns/c, quota");
+  EXPECT_EQ(worker.action, "Create");
+  EXPECT_EQ(worker.type, "Warning");
 }
 
 }  // namespace

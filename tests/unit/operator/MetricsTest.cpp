@@ -3,6 +3,8 @@
 // transition).
 #include <gtest/gtest.h>
 
+#include "support/SimHarness.h"
+
 #include "operator/OperatorMetrics.h"
 
 namespace rayjournal::operator_ {
@@ -53,6 +55,35 @@ TEST(MetricsTest, KubeRayJobMetricsFromStatus) {
   jobs.erase("ns/busy");
   collectJobMetrics(m, jobs);
   EXPECT_EQ(m.render().find("name=\"busy\""), std::string::npos);
+}
+
+// KubeRay's Retrying series: one per attempt that went Retrying, retry_count = failed before it,
+// the attempt's duration; rebuilt from the journal after a restart. Before, only Complete and
+// Failed series existed.
+TEST(MetricsTest, ExecutionDurationHasARetryingSeriesPerRetriedAttempt) {
+  testing::SimHarness h;
+  nlohmann::json job = testing::sampleRayJob("again", "HTTPMode", "FAILED,SUCCEEDED", "5s");
+  job["spec"]["backoffLimit"] = 1;
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("again") == "Complete"; }));
+  h.restart();
+  h.drain();
+  Metrics m;
+  describeOperatorMetrics(m);
+  const auto& projection = *h.projection;
+  collectJobMetrics(m, h.stack->jobSummaries(),
+                    [&](const std::string& key) { return projection.retriedAttempts(key); });
+  std::string text = m.render();
+  std::string retrying = "kuberay_job_execution_duration_seconds{job_deployment_status=\"Retrying\","
+                         "name=\"again\",namespace=\"default\",retry_count=\"0\"";
+  auto at = text.find(retrying);
+  ASSERT_NE(at, std::string::npos) << text;
+  double seconds = std::stod(text.substr(text.find("} ", at) + 2));
+  EXPECT_GE(seconds, 5.0) << "the failed attempt ran its 5 s";
+  EXPECT_LT(seconds, 60.0);
+  EXPECT_NE(text.find("job_deployment_status=\"Complete\",name=\"again\",namespace=\"default\","
+                      "retry_count=\"1\""),
+            std::string::npos);
 }
 
 }  // namespace
