@@ -69,6 +69,9 @@ class CountingRayClient : public ray::RayJobsClient {
   std::optional<ray::JobInfo> getJob(const std::string& d, const std::string& id) override;
   ray::SubmitResult submit(const std::string& d, const ray::SubmitRequest& r) override;
   bool stop(const std::string& d, const std::string& id) override;
+  void useAuthToken(const std::string& d, const std::string& token) override {
+    inner_.useAuthToken(d, token);
+  }
 
  private:
   template <class F>

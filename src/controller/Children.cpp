@@ -5,6 +5,7 @@
 
 #include "adapters/YamlJson.h"
 #include "model/Names.h"
+#include "model/TokenAuth.h"
 #include "controller/JsonAccess.h"
 #include "controller/RayClusterMeta.h"
 
@@ -117,6 +118,8 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName, bool log
         {"resources",
          {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}},
           {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}};
+    const std::string secret = model::tokenAuthSecretName(job.spec.rayClusterSpec.get(), clusterName);
+    if (!secret.empty()) model::addTokenAuthEnv(container, secret);
     podSpec["containers"].push_back(container);
   }
   return cluster;
@@ -230,6 +233,9 @@ json buildSubmitterJob(const RayJob& job, const json& cluster, bool loginShell) 
   env.push_back({{"name", "RAY_DASHBOARD_ADDRESS"}, {"value", job.status.dashboardURL}});
   env.push_back({{"name", "RAY_JOB_SUBMISSION_ID"}, {"value", job.status.jobId}});
   container["env"] = env;
+  const std::string secret = model::tokenAuthSecretName(
+      objectAt(cluster, "spec"), stringAt(objectAt(cluster, "metadata"), "name"));
+  if (!secret.empty()) model::addTokenAuthEnv(container, secret);
   tmpl["metadata"]["labels"].update(labels);
   return {
       {"apiVersion", "batch/v1"},

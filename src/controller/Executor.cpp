@@ -1,6 +1,8 @@
 #include "controller/Executor.h"
 
 #include <spdlog/spdlog.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <unistd.h>
 
 #include "adapters/TimeFormat.h"
@@ -19,6 +21,17 @@ const std::string& reportingHost() {
     return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("unknown");
   }();
   return host;
+}
+
+// A token-auth Secret gets its token here, at execution, from OpenSSL's CSPRNG (KubeRay: 32
+// random bytes, base64): the decision stays pure and the token never enters the journal.
+void withFreshToken(json& secret) {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1)
+    throw std::runtime_error("cannot draw a random token for the auth Secret (RAND_bytes failed)");
+  unsigned char text[64];
+  int n = EVP_EncodeBlock(text, bytes, sizeof(bytes));
+  secret["stringData"]["auth_token"] = std::string(reinterpret_cast<char*>(text), size_t(n));
 }
 
 // What an intent of the subject acts on, for its Event.
@@ -158,6 +171,9 @@ events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& c
       return create(s, "Service", intent);
     case Action::CreatePod:
       return create(s, "Pod", intent);
+    case Action::CreateSecret:
+      withFreshToken(*intent.object);
+      return create(s, "Secret", intent);
     case Action::DeleteRayCluster:
       return removeChild(s, "RayCluster", intent.target);
     case Action::DeleteSubmitterJob:

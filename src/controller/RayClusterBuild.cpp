@@ -1,5 +1,7 @@
 #include "controller/RayClusterBuild.h"
 
+#include "model/TokenAuth.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -133,6 +135,14 @@ json customHeadService(json svc, const json& labels, json ports, const std::stri
 }
 
 }  // namespace
+
+model::ApiObject authSecretFor(const RayClusterView& cluster) {
+  json meta = ownedMeta(cluster.authSecret, cluster.raw.get(), {{"ray.io/cluster", cluster.name}});
+  return std::make_shared<json>(json{{"apiVersion", "v1"},
+                                     {"kind", "Secret"},
+                                     {"metadata", std::move(meta)},
+                                     {"stringData", {{model::kAuthTokenKey, ""}}}});
+}
 
 model::ApiObject headServiceFor(const RayClusterView& cluster) {
   const json& doc = cluster.raw.get();

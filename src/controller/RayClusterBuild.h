@@ -15,6 +15,9 @@ namespace rayjournal::controller {
 // "<cluster>-head-svc", headless when its type is ClusterIP; ports from the head container's
 // named ports (or KubeRay's five defaults), metrics always, appProtocol tcp, sorted by name.
 model::ApiObject headServiceFor(const RayClusterView& cluster);
+// The token-auth Secret (KubeRay's createAuthSecret), owned by the cluster; its auth_token is
+// left empty here and drawn at execution (the Executor), so no decision or journal holds it.
+model::ApiObject authSecretFor(const RayClusterView& cluster);
 // The head Pod and worker Pod `index` of a group, with the generated `ray start` command.
 model::ApiObject headPodFor(const RayClusterView& cluster);
 model::ApiObject workerPodFor(const RayClusterView& cluster, const WorkerGroupView& group,

@@ -96,6 +96,9 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   }
   PodsByName pods;
   for (const auto& p : o.pods) pods[p.name] = &p;
+  // Token auth: the Secret first, since every Pod reads its token from it.
+  if (cluster.createsAuthSecret && !o.authSecretExists)
+    plan.creates.push_back({"Secret", authSecretFor(cluster)});
   if (!o.headServiceExists()) plan.creates.push_back({"Service", headServiceFor(cluster)});
   const std::string headName = model::headPodName(cluster.name);
   // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).

@@ -12,6 +12,7 @@
 #include "controller/RayStart.h"
 #include "model/Names.h"
 #include "model/Quantity.h"
+#include "model/TokenAuth.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -327,6 +328,11 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
     }
   }
   setRayEnv(container, role.head, fqdn, port, rayStart);
+  if (!c.authSecret.empty()) {  // KubeRay's configureTokenAuth
+    model::addTokenAuthEnv(container, c.authSecret);
+    for (auto& init : spec["initContainers"])
+      if (stringAt(init, "name") == "wait-gcs-ready") model::addTokenAuthEnv(init, c.authSecret);
+  }
   addSharedMemory(spec, container, params);
   addMetricsPort(container);
   if (inject.probes)

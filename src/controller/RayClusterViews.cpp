@@ -1,5 +1,7 @@
 #include "controller/RayClusterViews.h"
 
+#include "model/TokenAuth.h"
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -77,6 +79,8 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
   v.provisioned = conditionTrue(objectAt(*cluster, "status"), "RayClusterProvisioned");
   v.clusterDomain = context.clusterDomain;
   v.injection = context.injection;
+  v.authSecret = model::tokenAuthSecretName(spec, v.name);
+  v.createsAuthSecret = !v.authSecret.empty() && model::operatorCreatesTokenSecret(spec);
   v.headGroup = part(cluster, objectAt(spec, "headGroupSpec"));
   for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
     const json& name = memberAt(group, "groupName");

@@ -49,6 +49,10 @@ struct RayClusterView {
   bool provisioned = false;    // RayClusterProvisioned=True in the current status
   std::string clusterDomain = "cluster.local";  // of the head Service's FQDN
   PodInjection injection{};
+  // Token auth: the Secret the Pods read their token from ("" when off), and whether this
+  // operator creates it (KubeRay's reconcileAuthSecret; not when the user names their own).
+  std::string authSecret;
+  bool createsAuthSecret = false;
   model::Document headGroup;
   std::vector<WorkerGroupView> groups;
 };
@@ -67,6 +71,7 @@ struct ClusterObserved {
   int64_t nowMs = 0;            // from the Clock: stamps state transitions
   ReplicaFailure replicaFailure;  // from the projection
   bool statusConditions = true;   // the RayClusterStatusConditions feature gate
+  bool authSecretExists = false;  // cluster.authSecret exists (read only when it is set)
   bool headServiceExists() const { return !headService.isNull(); }
 };
 

@@ -33,6 +33,8 @@ std::string childKind(Action action, const std::string& subjectKind) {
     case Action::CreateHeadService:
     case Action::UpdateHeadService:
       return "Service";
+    case Action::CreateSecret:
+      return "Secret";
     default:
       return subjectKind;
   }
@@ -40,7 +42,8 @@ std::string childKind(Action action, const std::string& subjectKind) {
 
 bool creates(Action a) {
   return a == Action::CreateRayCluster || a == Action::CreateSubmitterJob ||
-         a == Action::CreateHeadService || a == Action::CreateService || a == Action::CreatePod;
+         a == Action::CreateHeadService || a == Action::CreateService || a == Action::CreatePod ||
+         a == Action::CreateSecret;
 }
 
 bool deletes(Action a) {

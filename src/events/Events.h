@@ -32,6 +32,8 @@ enum class Action : uint8_t {
   CreateService,
   CreatePod,
   DeletePod,
+  // A token-auth RayCluster's Secret (KubeRay's reconcileAuthSecret).
+  CreateSecret,
 };
 const std::string& actionName(Action action);
 std::optional<Action> actionFromName(std::string_view name);

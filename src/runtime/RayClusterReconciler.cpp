@@ -17,8 +17,10 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
   controller::Plan plan;
   for (auto& [kind, object] : decided.creates) {
     std::string name = controller::stringAt(controller::objectAt(*object, "metadata"), "name");
-    plan.intents.push_back({kind == "Pod" ? Action::CreatePod : Action::CreateService,
-                            std::move(name), std::move(object)});
+    Action action = kind == "Pod"      ? Action::CreatePod
+                    : kind == "Secret" ? Action::CreateSecret
+                                       : Action::CreateService;
+    plan.intents.push_back({action, std::move(name), std::move(object)});
   }
   for (auto& pod : decided.deletePods)
     plan.intents.push_back({Action::DeletePod, std::move(pod), nullptr});
@@ -67,6 +69,8 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   context.nowMs = clock_.nowMs();
   controller::ClusterObserved observed =
       controller::clusterObserved(cluster, std::move(pods), headService, context);
+  if (!observed.cluster.authSecret.empty())
+    observed.authSecretExists = kube_.getSnapshot("Secret", ns, observed.cluster.authSecret) != nullptr;
   auto [reason, message] = projection_.replicaFailure(key, subject.uid);
   observed.replicaFailure = {std::move(reason), std::move(message)};
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);

@@ -8,6 +8,7 @@
 #include "controller/RayClusterViews.h"
 #include "events/EventCodec.h"
 #include "model/Names.h"
+#include "model/TokenAuth.h"
 
 namespace rayjournal::runtime {
 
@@ -30,6 +31,7 @@ Observed RayJobReconciler::observe(RayJob parsed) {
       const std::string service =
           headServiceNameOf(st.rayClusterName, objectAt(*cluster, "spec"));
       if (job.spec.submissionMode == SubmissionMode::SidecarMode) observeHeadPods(o, *cluster);
+      if (!st.dashboardURL.empty()) useClusterToken(*cluster, st.dashboardURL);
       o.cluster = clusterView(std::move(cluster), job.uid);
       if (auto svc = kube_.getSnapshot("Service", job.ns, service))
         o.headService = serviceView(std::move(svc));
@@ -61,6 +63,31 @@ Observed RayJobReconciler::observe(RayJob parsed) {
     }
   }
   return o;
+}
+
+void RayJobReconciler::useClusterToken(const json& cluster, const std::string& dashboard) {
+  const json& meta = objectAt(cluster, "metadata");
+  const std::string secretName =
+      model::tokenAuthSecretName(objectAt(cluster, "spec"), stringAt(meta, "name"));
+  if (secretName.empty()) return;
+  const std::string& uid = stringAt(meta, "uid");
+  {
+    std::lock_guard lock(tokensMu_);
+    if (tokenClusters_.count(uid)) return;
+  }
+  auto secret = kube_.getSnapshot("Secret", stringAt(meta, "namespace"), secretName);
+  const std::string token = secret ? model::tokenOfSecret(*secret) : "";
+  if (token.empty()) {
+    spdlog::warn("RayCluster {}/{} uses token auth but Secret {} holds no {}: Ray will refuse "
+                 "the operator's calls",
+                 stringAt(meta, "namespace"), stringAt(meta, "name"), secretName,
+                 model::kAuthTokenKey);
+    return;
+  }
+  ray_.useAuthToken(dashboard, token);
+  std::lock_guard lock(tokensMu_);
+  if (tokenClusters_.size() >= 100000) tokenClusters_.clear();  // bounded; re-read on demand
+  tokenClusters_.insert(uid);
 }
 
 // The cluster's head Pods (SidecarMode's submitter runs in them), through the cache's owner

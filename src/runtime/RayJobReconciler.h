@@ -3,7 +3,9 @@
 // what the journal last wrote, and decides from Kubernetes. Thread-safe for distinct keys.
 #pragma once
 
+#include <mutex>
 #include <optional>
+#include <set>
 
 #include "controller/Executor.h"
 #include "projection/JobProjection.h"
@@ -32,6 +34,11 @@ class RayJobReconciler : public PlannedReconciler {
  private:
   controller::Observed observe(controller::RayJob job);
   void observeHeadPods(controller::Observed& o, const nlohmann::json& cluster);
+  // Token auth: hands the cluster's token (from its Secret) to the Ray client for this
+  // dashboard, once per cluster uid.
+  void useClusterToken(const nlohmann::json& cluster, const std::string& dashboard);
+  std::mutex tokensMu_;
+  std::set<std::string> tokenClusters_;  // cluster uids whose token the Ray client has
   void checkDrift(const controller::RayJob& job);
 
   kube::KubeClient& kube_;

@@ -103,5 +103,72 @@ TEST(OperatorSettingsScenario, StatusConditionsGateOnWritesClusterConditions) {
   EXPECT_FALSE(cluster["status"].value("conditions", json::array()).empty());
 }
 
+json withTokenAuth(json job, const std::string& secretName = "") {
+  json& spec = job["spec"]["rayClusterSpec"];
+  spec["rayVersion"] = "2.53.0";
+  spec["authOptions"] = {{"mode", "token"}};
+  if (!secretName.empty()) spec["authOptions"]["secretName"] = secretName;
+  return withWorkers(std::move(job));
+}
+
+std::string envSecret(const json& container) {
+  std::string mode, secret;
+  for (const auto& e : container.value("env", json::array())) {
+    if (e["name"] == "RAY_AUTH_MODE") mode = e.value("value", "");
+    if (e["name"] == "RAY_AUTH_TOKEN")
+      secret = e["valueFrom"]["secretKeyRef"]["name"].get<std::string>() + "/" +
+               e["valueFrom"]["secretKeyRef"]["key"].get<std::string>();
+  }
+  return mode + " " + secret;
+}
+
+// Ray token auth (rayClusterSpec.authOptions.mode: token), in every mode: the operator creates
+// the cluster's Secret with a random auth_token (never journaled), the Ray containers, the
+// wait-gcs-ready init container and the submitter read it through RAY_AUTH_MODE/RAY_AUTH_TOKEN,
+// and the operator's own dashboard calls carry it (the simulated Ray answers 401 without it).
+// Before, no Secret was made and Ray refused every call.
+TEST(OperatorSettingsScenario, TokenAuthInEveryMode) {
+  for (const char* mode : {"K8sJobMode", "HTTPMode", "SidecarMode"}) {
+    SimHarness h;
+    h.apply(withTokenAuth(sampleRayJob("tok", mode)));
+    ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("tok") == "Complete"; })) << mode;
+    const std::string cluster = clusterOf(h, "tok");
+    auto secret = h.kube.get("Secret", "default", cluster);
+    ASSERT_TRUE(secret.has_value()) << mode;
+    std::string token = (*secret)["stringData"]["auth_token"];
+    EXPECT_EQ(token.size(), 44u) << "32 random bytes, base64";
+    EXPECT_EQ((*secret)["metadata"]["ownerReferences"][0]["kind"], "RayCluster");
+    const std::string expected = "token " + cluster + "/auth_token";
+    json head = pod(h, cluster, "head"), worker = pod(h, cluster, "worker");
+    EXPECT_EQ(envSecret(head["spec"]["containers"][0]), expected) << mode;
+    EXPECT_EQ(envSecret(worker["spec"]["containers"][0]), expected);
+    EXPECT_EQ(envSecret(worker["spec"]["initContainers"][0]), expected);
+    if (std::string(mode) == "K8sJobMode") {
+      EXPECT_EQ(envSecret((*h.kube.get("Job", "default", "tok"))["spec"]["template"]["spec"]
+                                                                 ["containers"][0]),
+                expected);
+    }
+    if (std::string(mode) == "SidecarMode") {
+      EXPECT_EQ(envSecret(head["spec"]["containers"].back()), expected);
+    }
+    for (const auto& r : h.records())
+      EXPECT_EQ(r.body.find(token), std::string::npos) << "the token is in the journal";
+  }
+}
+
+// authOptions.secretName: the user's Secret is used and none is created.
+TEST(OperatorSettingsScenario, TokenAuthWithTheUsersSecret) {
+  SimHarness h;
+  h.kube.create("Secret", {{"apiVersion", "v1"},
+                           {"kind", "Secret"},
+                           {"metadata", {{"name", "my-token"}, {"namespace", "default"}}},
+                           {"data", {{"auth_token", "c2VjcmV0LXRva2Vu"}}}});  // secret-token
+  h.apply(withTokenAuth(sampleRayJob("own", "HTTPMode"), "my-token"));
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("own") == "Complete"; }));
+  EXPECT_FALSE(h.kube.get("Secret", "default", clusterOf(h, "own")).has_value());
+  EXPECT_EQ(envSecret(pod(h, clusterOf(h, "own"), "head")["spec"]["containers"][0]),
+            "token my-token/auth_token");
+}
+
 }  // namespace
 }  // namespace rayjournal::testing

@@ -74,6 +74,7 @@ class EffectChecker {
     static const std::map<std::string, std::string> kChild{{"RayCluster", "RayCluster"},
                                                            {"Job", "SubmitterJob"},
                                                            {"Pod", "Pod"},
+                                                           {"Secret", "Secret"},
                                                            {"RayJob", "RayJob"}};
     if (verb == "create" && kind == "Service") return {"CreateService", "CreateHeadService"};
     auto child = kChild.find(kind);

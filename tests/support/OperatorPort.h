@@ -120,6 +120,9 @@ class OperatorRay : public ray::RayJobsClient {
     if (observer) observer("stop", "Ray", "", id);
     return world_.stop(dashboard, id);
   }
+  void useAuthToken(const std::string& dashboard, const std::string& token) override {
+    world_.useAuthToken(dashboard, token);
+  }
 
  private:
   ray::RayJobsClient& world_;

@@ -28,6 +28,7 @@ const std::map<std::string, Resource>& resources() {
       {"Event", {"/apis/events.k8s.io/v1", "events"}},
       {"Lease", {"/apis/coordination.k8s.io/v1", "leases"}},
       {"ConfigMap", {"/api/v1", "configmaps"}},
+      {"Secret", {"/api/v1", "secrets"}},
   };
   return table;
 }

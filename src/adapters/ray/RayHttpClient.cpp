@@ -45,11 +45,25 @@ http::HttpClient& RayHttpClient::clientFor(const std::string& dashboard) {
   return *client;
 }
 
+void RayHttpClient::useAuthToken(const std::string& dashboard, const std::string& token) {
+  std::lock_guard lock(mu_);
+  if (token.empty())
+    clusterTokens_.erase(dashboard);
+  else
+    clusterTokens_[dashboard] = token;
+}
+
 http::HttpResponse RayHttpClient::call(const std::string& dashboard, const std::string& method,
                                        const std::string& target, const std::string& body) {
   http::Headers headers{{"Accept", "application/json"}};
   if (!body.empty()) headers["Content-Type"] = "application/json";
   if (!options_.authToken.empty()) headers["Authorization"] = "Bearer " + options_.authToken;
+  {
+    std::lock_guard lock(mu_);
+    auto token = clusterTokens_.find(dashboard);
+    // KubeRay's header: Authorization would be taken by the API server's service proxy.
+    if (token != clusterTokens_.end()) headers["x-ray-authorization"] = "Bearer " + token->second;
+  }
   try {
     if (options_.kubernetesProxy)
       return options_.kubernetesProxy(method, serviceProxyPath(dashboard, target), body, headers);

@@ -42,6 +42,7 @@ class RayHttpClient : public RayJobsClient {
                                 const std::string& submissionId) override;
   SubmitResult submit(const std::string& dashboard, const SubmitRequest& request) override;
   bool stop(const std::string& dashboard, const std::string& submissionId) override;
+  void useAuthToken(const std::string& dashboard, const std::string& token) override;
   // GET /api/version: the Ray version string.
   std::string version(const std::string& dashboard);
   std::string logs(const std::string& dashboard, const std::string& submissionId);
@@ -57,6 +58,7 @@ class RayHttpClient : public RayJobsClient {
   RayHttpOptions options_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<http::HttpClient>> clients_;
+  std::map<std::string, std::string> clusterTokens_;  // dashboard -> token (under mu_)
 };
 
 }  // namespace rayjournal::ray

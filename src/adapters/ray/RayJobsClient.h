@@ -42,6 +42,12 @@ class RayJobsClient {
   virtual SubmitResult submit(const std::string& dashboard, const SubmitRequest& request) = 0;
   // true when Ray stopped it or it was already terminal; false when Ray does not know the id.
   virtual bool stop(const std::string& dashboard, const std::string& submissionId) = 0;
+  // The token of a token-auth cluster (KubeRay's x-ray-authorization: Bearer) for every later
+  // call to this dashboard; "" forgets it. Clients that cannot authenticate ignore it.
+  virtual void useAuthToken(const std::string& dashboard, const std::string& token) {
+    (void)dashboard;
+    (void)token;
+  }
 };
 
 }  // namespace rayjournal::ray

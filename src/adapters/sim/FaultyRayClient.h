@@ -27,6 +27,9 @@ class FaultyRayClient : public ray::RayJobsClient {
     maybeFail(dashboard);
     return inner_.stop(dashboard, id);
   }
+  void useAuthToken(const std::string& dashboard, const std::string& token) override {
+    inner_.useAuthToken(dashboard, token);
+  }
 
  private:
   void maybeFail(const std::string& dashboard) {

@@ -1,5 +1,7 @@
 #include "adapters/sim/SimRay.h"
 
+#include "model/TokenAuth.h"
+
 #include <sstream>
 
 #include "adapters/TimeFormat.h"
@@ -104,17 +106,54 @@ ray::JobInfo SimRay::infoOf(const json& record) const {
   return info;
 }
 
+void SimRay::useAuthToken(const std::string& dashboard, const std::string& token) {
+  std::lock_guard lock(mu_);
+  tokens_[dashboard] = token;
+}
+
+std::string SimRay::registeredToken(const std::string& dashboard) {
+  std::lock_guard lock(mu_);
+  auto it = tokens_.find(dashboard);
+  return it == tokens_.end() ? "" : it->second;
+}
+
+// A token-auth cluster's dashboard answers 401 to a caller without its Secret's token.
+void SimRay::checkToken(const json& cluster, const std::string& dashboard,
+                        const std::string& token) {
+  const std::string name = model::stringAt(cluster["metadata"], "name");
+  const std::string secretName = model::tokenAuthSecretName(model::objectAt(cluster, "spec"), name);
+  if (secretName.empty()) return;
+  auto secret = kube_.getSnapshot("Secret", model::stringAt(cluster["metadata"], "namespace"),
+                                  secretName);
+  const std::string expected = secret ? model::tokenOfSecret(*secret) : "";
+  if (expected.empty() || token != expected)
+    throw ray::RayError("Ray dashboard " + dashboard + ": HTTP 401 Unauthorized (" +
+                        (token.empty() ? "no token" : "wrong token") + ")");
+}
+
 std::optional<ray::JobInfo> SimRay::getJob(const std::string& dashboard,
                                            const std::string& submissionId) {
+  return getJobAs(registeredToken(dashboard), dashboard, submissionId);
+}
+
+ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::SubmitRequest& request) {
+  return submitAs(registeredToken(dashboard), dashboard, request);
+}
+
+std::optional<ray::JobInfo> SimRay::getJobAs(const std::string& token,
+                                             const std::string& dashboard,
+                                             const std::string& submissionId) {
   std::string ns;
   kube::Snapshot cluster = clusterFor(dashboard, ns);
+  checkToken(*cluster, dashboard, token);
   auto record = kube_.getSnapshot("SimRaySubmission", ns,
                                   recordName((*cluster)["metadata"]["name"], submissionId));
   if (!record) return std::nullopt;
   return infoOf(*record);
 }
 
-ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::SubmitRequest& request) {
+ray::SubmitResult SimRay::submitAs(const std::string& token, const std::string& dashboard,
+                                   const ray::SubmitRequest& request) {
   {
     std::lock_guard lock(mu_);
     if (failSubmissions_ > 0 && failSubmissions_--)
@@ -124,6 +163,7 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
   std::string ns;
   kube::Snapshot clusterSnapshot = clusterFor(dashboard, ns);
   const json& cluster = *clusterSnapshot;
+  checkToken(cluster, dashboard, token);
   std::string clusterName = cluster["metadata"]["name"];
   std::lock_guard lock(submitMu_);
   if (kube_.getSnapshot("SimRaySubmission", ns, recordName(clusterName, request.submissionId))) {
@@ -169,6 +209,7 @@ ray::SubmitResult SimRay::submit(const std::string& dashboard, const ray::Submit
 bool SimRay::stop(const std::string& dashboard, const std::string& submissionId) {
   std::string ns;
   kube::Snapshot cluster = clusterFor(dashboard, ns);
+  checkToken(*cluster, dashboard, registeredToken(dashboard));
   auto record =
       kube_.get("SimRaySubmission", ns, recordName((*cluster)["metadata"]["name"], submissionId));
   if (!record) return false;

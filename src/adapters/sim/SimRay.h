@@ -5,6 +5,7 @@
 // RayCluster), so it persists with it and vanishes with the cluster. Thread-safe.
 #pragma once
 
+#include <map>
 #include <set>
 
 #include "adapters/ray/RayJobsClient.h"
@@ -25,6 +26,14 @@ class SimRay : public ray::RayJobsClient {
   ray::SubmitResult submit(const std::string& dashboard,
                            const ray::SubmitRequest& request) override;
   bool stop(const std::string& dashboard, const std::string& submissionId) override;
+  // The operator's token for a dashboard; a token-auth cluster refuses calls without the token
+  // its Secret holds (401), as Ray does.
+  void useAuthToken(const std::string& dashboard, const std::string& token) override;
+  // The calls of a Pod in the simulated world, with the token its env gave it.
+  std::optional<ray::JobInfo> getJobAs(const std::string& token, const std::string& dashboard,
+                                       const std::string& submissionId);
+  ray::SubmitResult submitAs(const std::string& token, const std::string& dashboard,
+                             const ray::SubmitRequest& request);
 
   // Fault injection: the next n calls fail as if the dashboard were unreachable.
   void failNextCalls(int n);
@@ -40,6 +49,8 @@ class SimRay : public ray::RayJobsClient {
   kube::Snapshot clusterFor(const std::string& dashboard, std::string& ns);
   void maybeFail(const std::string& dashboard);
   ray::JobInfo infoOf(const json& record) const;
+  std::string registeredToken(const std::string& dashboard);
+  void checkToken(const json& cluster, const std::string& dashboard, const std::string& token);
 
   SimKube& kube_;
   const Clock& clock_;
@@ -49,6 +60,7 @@ class SimRay : public ray::RayJobsClient {
   int failSubmissions_ = 0;
   std::atomic<uint64_t> submissions_{0};
   int64_t pendingMs_ = 100;
+  std::map<std::string, std::string> tokens_;  // dashboard -> the operator's token (mu_)
 };
 
 // Parses "<svc>.<ns>.svc.<domain>:<port>" (with or without http://) into the Service name and

@@ -2,6 +2,7 @@
 
 #include "adapters/TimeFormat.h"
 #include "model/JsonAccess.h"
+#include "model/TokenAuth.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -48,6 +49,19 @@ std::string envValue(const json& container, const std::string& name) {
 }
 
 }  // namespace
+
+// RAY_AUTH_TOKEN as the kubelet resolves it: a value, or a key of a Secret in the namespace.
+std::string SimWorld::tokenFromEnv(const json& container, const std::string& ns) {
+  for (const auto& env : model::arrayAt(container, "env")) {
+    if (model::stringAt(env, "name") != "RAY_AUTH_TOKEN") continue;
+    const json& ref = model::objectAt(model::objectAt(env, "valueFrom"), "secretKeyRef");
+    if (ref.empty()) return model::stringAt(env, "value");
+    auto secret = kube_.getSnapshot("Secret", ns, model::stringAt(ref, "name"));
+    if (!secret || model::stringAt(ref, "key") != model::kAuthTokenKey) return "";
+    return model::tokenOfSecret(*secret);
+  }
+  return "";
+}
 
 SimWorld::SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptions options)
     : kube_(kube), ray_(ray), clock_(clock), options_(options) {
@@ -161,13 +175,14 @@ int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
   std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
   again.insert(ns + "/" + pod["metadata"].value("name", ""));
   const std::string uid = model::stringAt(pod["metadata"], "uid");
+  const std::string token = tokenFromEnv(container, ns);
   try {
-    auto info = ray_.getJob(dashboard, id);
+    auto info = ray_.getJobAs(token, dashboard, id);
     bool lost = !info && following_.count(uid);
     if (!info && !lost) {
       ray::SubmitRequest request;
       request.submissionId = id;
-      ray_.submit(dashboard, request);
+      ray_.submitAs(token, dashboard, request);
       following_.insert(uid);
     } else if (lost || ray::isTerminalRayStatus(info->status)) {
       following_.erase(uid);
@@ -212,10 +227,12 @@ std::string SimWorld::submitterShell(const json& job, const std::string& uid) {
   const json& container = job["spec"]["template"]["spec"]["containers"][0];
   std::string dashboard = envValue(container, "RAY_DASHBOARD_ADDRESS");
   std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
+  const std::string token =
+      tokenFromEnv(container, model::stringAt(job["metadata"], "namespace"));
   std::optional<ray::JobInfo> info;
   if (following_.count(uid)) {
     try {
-      info = ray_.getJob(dashboard, id);
+      info = ray_.getJobAs(token, dashboard, id);
     } catch (const ray::RayError&) {
       return "";  // a blip the log stream rides out
     }
@@ -228,7 +245,7 @@ std::string SimWorld::submitterShell(const json& job, const std::string& uid) {
   }
   bool statusFailed = false;
   try {
-    info = ray_.getJob(dashboard, id);
+    info = ray_.getJobAs(token, dashboard, id);
   } catch (const ray::RayError&) {
     statusFailed = true;
   }
@@ -236,8 +253,9 @@ std::string SimWorld::submitterShell(const json& job, const std::string& uid) {
     ray::SubmitRequest request;
     request.submissionId = id;
     request.entrypoint = container.value("args", json::array()).dump();
-    if (ray_.submit(dashboard, request) == ray::SubmitResult::AlreadyExists && statusFailed)
-      info = ray_.getJob(dashboard, id);  // the second status check; a failure fails the pod
+    if (ray_.submitAs(token, dashboard, request) == ray::SubmitResult::AlreadyExists &&
+        statusFailed)
+      info = ray_.getJobAs(token, dashboard, id);  // the second check; a failure fails the pod
   }
   following_.insert(uid);
   return info && ray::isTerminalRayStatus(info->status) ? "Complete" : "";

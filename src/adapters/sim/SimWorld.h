@@ -42,6 +42,7 @@ class SimWorld {
   bool submitterBroken(const json& job);
   int runSubmitterJob(const json& job);
   std::string submitterShell(const json& job, const std::string& uid);
+  std::string tokenFromEnv(const json& container, const std::string& ns);
 
   SimKube& kube_;
   SimRay& ray_;
