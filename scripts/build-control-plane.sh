@@ -2,6 +2,7 @@
 # Builds the e2e tier's real components into the git-ignored cache .cache/control-plane:
 #   bin/kube-apiserver, bin/kube-controller-manager, bin/kubectl  (k8s.io/kubernetes $K8S_VERSION)
 #   bin/etcd                                                      (go.etcd.io/etcd/server/v3 $ETCD_VERSION)
+#   bin/helm                                                      (helm.sh/helm/v4 $HELM_VERSION)
 #   ray-venv/                                                     (ray[default]==$RAY_VERSION from PyPI)
 # Each part is skipped when the cache already holds the pinned version, so a second run costs
 # seconds. Only the Go module proxy and PyPI are used (see shared/reference/real-control-plane.md).
@@ -10,6 +11,7 @@ cd "$(dirname "$0")/.."
 K8S_VERSION=${K8S_VERSION:-1.34.4}
 ETCD_VERSION=${ETCD_VERSION:-3.6.16}
 RAY_VERSION=${RAY_VERSION:-2.60.0}
+HELM_VERSION=${HELM_VERSION:-4.3.2}
 CACHE=${CONTROL_PLANE_CACHE:-$PWD/.cache/control-plane}
 mkdir -p "$CACHE/bin"
 log() { echo "build-control-plane: $*"; }
@@ -64,6 +66,20 @@ build_etcd() {
   cd - >/dev/null
 }
 
+build_helm() {
+  if [ -x "$CACHE/bin/helm" ] && "$CACHE/bin/helm" version --template '{{.Version}}' 2>/dev/null | grep -q "^v$HELM_VERSION\$"; then
+    log "helm $HELM_VERSION cached"; return
+  fi
+  log "building helm $HELM_VERSION"
+  local dir="$CACHE/helmbin-$HELM_VERSION" version_pkg="helm.sh/helm/v4/internal/version"
+  rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+  printf 'module local/helmbin\n\ngo 1.24.0\n' >go.mod
+  go get -tool "helm.sh/helm/v4/cmd/helm@v$HELM_VERSION"
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X $version_pkg.version=v$HELM_VERSION" \
+    -o "$CACHE/bin/helm" helm.sh/helm/v4/cmd/helm
+  cd - >/dev/null
+}
+
 install_ray() {
   local venv="$CACHE/ray-venv"
   if [ -x "$venv/bin/ray" ] && "$venv/bin/python" -c "import ray,sys; sys.exit(ray.__version__ != '$RAY_VERSION')" 2>/dev/null; then
@@ -77,10 +93,11 @@ install_ray() {
 
 parts=${1:-all}
 case "$parts" in
-  all) build_etcd; build_kubernetes; install_ray ;;
+  all) build_etcd; build_kubernetes; build_helm; install_ray ;;
+  helm) build_helm ;;
   kubernetes) build_kubernetes ;;
   etcd) build_etcd ;;
   ray) install_ray ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|ray]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|helm|ray]" >&2; exit 2 ;;
 esac
 log "done: $(ls "$CACHE/bin" | tr '\n' ' ')"

@@ -1,5 +1,8 @@
 #include "controller/ValidateCluster.h"
 
+#include <regex>
+#include <vector>
+
 #include "controller/JsonAccess.h"
 #include "controller/RayClusterMeta.h"
 
@@ -37,7 +40,68 @@ bool autoscalerV2(const json& cluster) {
   return stringAt(objectAt(cluster, "autoscalerOptions"), "version") == "v2";
 }
 
-// validateRayGroupResources and the rayStartParams part of validateRayGroupLabels.
+// apimachinery's IsQualifiedName and IsValidLabelValue, with their messages.
+constexpr const char* kQualifiedName =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+std::vector<std::string> qualifiedNameErrors(const std::string& key) {
+  static const std::regex name("^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$");
+  static const std::regex subdomain(
+      "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+  size_t slash = key.find('/');
+  if (slash != std::string::npos && key.find('/', slash + 1) != std::string::npos)
+    return {std::string("a qualified name ") + kQualifiedName +
+            " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"};
+  std::vector<std::string> errs;
+  std::string part = slash == std::string::npos ? key : key.substr(slash + 1);
+  if (slash != std::string::npos) {
+    std::string prefix = key.substr(0, slash);
+    if (prefix.empty()) errs.push_back("prefix part must be non-empty");
+    else if (prefix.size() > 253) errs.push_back("prefix part must be no more than 253 characters");
+    else if (!std::regex_match(prefix, subdomain))
+      errs.push_back("prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+                     "alphanumeric characters, '-' or '.', and must start and end with an "
+                     "alphanumeric character (e.g. 'example.com', regex used for validation is "
+                     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+  }
+  if (part.empty()) errs.push_back("name part must be non-empty");
+  else if (part.size() > 63) errs.push_back("name part must be no more than 63 characters");
+  if (!part.empty() && !std::regex_match(part, name))
+    errs.push_back(std::string("name part ") + kQualifiedName);
+  return errs;
+}
+
+std::vector<std::string> labelValueErrors(const std::string& value) {
+  static const std::regex valid("^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$");
+  std::vector<std::string> errs;
+  if (value.size() > 63) errs.push_back("must be no more than 63 characters");
+  if (!std::regex_match(value, valid))
+    errs.push_back("a valid label must be an empty string or consist of alphanumeric characters, "
+                   "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+                   "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+                   "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+  return errs;
+}
+
+// The rest of validateRayGroupLabels: the group's Ray labels as Kubernetes label syntax, every
+// problem joined by "; " (in key order; KubeRay's follows Go's map order).
+std::string labelSyntaxProblem(const std::string& group, const json& labels) {
+  std::string all;
+  auto add = [&all](const std::string& problem) { all += (all.empty() ? "" : "; ") + problem; };
+  for (const auto& [key, value] : labels.items()) {
+    for (const auto& e : qualifiedNameErrors(key))
+      add("invalid label key for " + group + " group: '" + key + "', error: " + e);
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    for (const auto& e : labelValueErrors(text))
+      add("invalid label value for key '" + key + "' in " + group + " group: '" + text +
+          "', error: " + e);
+  }
+  return all;
+}
+
+// validateRayGroupResources and validateRayGroupLabels.
 std::string groupProblem(const std::string& group, const json& spec) {
   const json& resources = objectAt(spec, "resources");
   bool startResources = !param(spec, "num-cpus").empty() || !param(spec, "num-gpus").empty() ||
@@ -48,7 +112,7 @@ std::string groupProblem(const std::string& group, const json& spec) {
   if (objectAt(spec, "rayStartParams").contains("labels"))
     return "rayStartParams['labels'] is not supported for " + group +
            " group; please use the top-level Labels field instead";
-  return "";
+  return labelSyntaxProblem(group, objectAt(spec, "labels"));
 }
 
 std::string workerProblem(const json& g, const json& cluster) {

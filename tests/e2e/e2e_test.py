@@ -3,6 +3,7 @@ real Ray head (see harness.py). Usage: e2e_test.py OPERATOR REPLAY REPO_ROOT
 Runs every scenario on one control plane and one Ray head, each in its own namespace."""
 
 import os
+import subprocess
 import json
 import random
 import re
@@ -434,6 +435,49 @@ class E2E(unittest.TestCase):
         out = self.cp.kubectl("apply", "--server-side", "--dry-run=server", "-n", self.ns,
                               "-f", os.path.join(deploy, "samples"))
         self.assertGreaterEqual(out.count("rayjob.ray.io/"), 5, out)
+
+    def helm_template(self, *values):
+        chart = os.path.join(ROOT, "deploy/helm/rayjournal-operator")
+        return subprocess.run([os.path.join(CACHE, "bin/helm"), "template", "rj", chart,
+                               "--namespace", self.ns, *values],
+                              capture_output=True, text=True)
+
+    def test_helm_chart_renders_and_passes_server_dry_run(self):
+        # The chart with KubeRay-style values, rendered by a real helm and admitted (server-side
+        # dry run) by the real API server, CRDs included.
+        rendered = self.helm_template(
+            "--include-crds", "--set", "watchNamespace={team-a,team-b}",
+            "--set", "image.tag=v1", "--set", "journal.size=20Gi",
+            "--set", "journal.storageClassName=fast", "--set", "kubeClient.qps=50",
+            "--set", "featureGates[0].name=RayClusterStatusConditions",
+            "--set", "featureGates[0].enabled=false")
+        self.assertEqual(rendered.returncode, 0, rendered.stderr)
+        statefulset = rendered.stdout[rendered.stdout.index("kind: StatefulSet"):]
+        # helm replaces a list given with --set: only the one gate remains.
+        for expected in ["--watch-namespace=team-a,team-b", "--kube-api-qps=50",
+                         "--feature-gates=RayClusterStatusConditions=false\n",
+                         "image: \"rayjournal/operator:v1\"", "storage: 20Gi",
+                         "storageClassName: fast", f"--leader-elect-namespace={self.ns}"]:
+            self.assertIn(expected, statefulset)
+        defaults = self.helm_template()
+        self.assertIn("--feature-gates=RayClusterStatusConditions=true,RayJobDeletionPolicy=true",
+                      defaults.stdout)
+        self.assertNotIn("--watch-namespace", defaults.stdout)
+        self.assertNotIn("CustomResourceDefinition", defaults.stdout, "CRDs only on request")
+        manifest = os.path.join(self.work, f"helm-{self.ns}.yaml")
+        with open(manifest, "w") as f:
+            f.write(rendered.stdout)
+        out = self.cp.kubectl("apply", "--server-side", "--dry-run=server", "-f", manifest)
+        for kind in ["customresourcedefinition.apiextensions.k8s.io/rayjobs.ray.io",
+                     "customresourcedefinition.apiextensions.k8s.io/rayclusters.ray.io",
+                     "clusterrole.rbac.authorization.k8s.io/rayjournal-operator",
+                     f"statefulset.apps/rayjournal-operator", "service/rayjournal-operator",
+                     "poddisruptionbudget.policy/rayjournal-operator",
+                     "role.rbac.authorization.k8s.io/rayjournal-operator-leases"]:
+            self.assertIn(kind, out)
+        refused = self.helm_template("--set", "replicas=2")
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("replicas (2) and shardCount (1) must be equal", refused.stderr)
 
     def test_crd_schema_refuses_wrongly_typed_fields_at_admission(self):
         # What rayjournal's own reading calls ValidationFailed, the API server refuses first.

@@ -301,6 +301,34 @@ TEST(ValidateTest, TheRayJobDeletionPolicyGateRefusesDeletionStrategies) {
   EXPECT_EQ(e->message, "RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy");
 }
 
+// validateRayGroupLabels: a group's Ray labels follow Kubernetes label syntax, with
+// apimachinery's messages. Before, any key and value passed.
+TEST(ValidateTest, GroupLabelsFollowKubernetesLabelSyntax) {
+  auto with = [](json labels) {
+    json doc = manifest();
+    doc["spec"]["rayClusterSpec"]["headGroupSpec"]["labels"] = labels;
+    return invalid(doc);
+  };
+  EXPECT_EQ(with({{"ray.io/accelerator", "A100"}, {"zone", ""}}), "");
+  EXPECT_EQ(with({{"bad key", "v"}}),
+            std::string(kInvalid) +
+                "invalid label key for Head group: 'bad key', error: name part must consist of "
+                "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+                "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+  std::string value = with({{"k", "-x"}});
+  EXPECT_NE(value.find("invalid label value for key 'k' in Head group: '-x', error: a valid "
+                       "label must be an empty string"),
+            std::string::npos)
+      << value;
+  EXPECT_NE(with({{"Example.com/k", "v"}}).find("prefix part a lowercase RFC 1123 subdomain"),
+            std::string::npos);
+  EXPECT_NE(with({{"a/b/c", "v"}}).find("with an optional DNS subdomain prefix"),
+            std::string::npos);
+  EXPECT_NE(with({{"k", std::string(64, 'v')}}).find("must be no more than 63 characters"),
+            std::string::npos);
+}
+
 // `metadata` needs Ray 2.6.0 in the submit command (K8sJobMode, SidecarMode); HTTPMode sends it
 // in the request. Before, an old cluster got a submitter whose --metadata-json Ray rejects.
 TEST(ValidateTest, MetadataNeedsRay260InTheSubmitCommandModes) {
