@@ -15,8 +15,14 @@ namespace rayjournal::controller {
 // inputs give the same name, so a decision re-derived after a crash picks the same identity.
 std::string generatedName(const RayJob& job, uint32_t incarnation, const std::string& salt);
 
-// loginShell: KubeRay's ENABLE_LOGIN_SHELL, for the SidecarMode submitter's bash.
-model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName, bool loginShell);
+// How the operator's settings shape a submitter: KubeRay's ENABLE_LOGIN_SHELL, and the
+// SidecarSubmitterRestart gate (the sidecar restarts on failure and checks before it submits).
+struct SubmitterShell {
+  bool loginShell = false;
+  bool sidecarRestarts = false;
+};
+model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName,
+                               const SubmitterShell& shell);
 // The K8sJobMode submitter for the job with status (identities, dashboard) as decided.
 model::ApiObject submitterJobFor(const RayJob& job, const model::Document& cluster,
                                  bool loginShell);

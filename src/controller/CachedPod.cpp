@@ -38,6 +38,13 @@ json slimSpec(const json& spec) {
 
 // Phase, IP, the Ready condition and how each container ended: what podView and headPodView
 // read. Timestamps of running containers, images and the other conditions are not kept.
+json slimEnd(const json& terminated) {
+  json end = json::object();
+  for (const char* field : {"exitCode", "finishedAt", "reason"})
+    if (terminated.contains(field)) end[field] = terminated[field];
+  return end;
+}
+
 json slimStatus(const json& status) {
   json slim = json::object();
   for (const char* kept : {"phase", "podIP"})
@@ -49,12 +56,12 @@ json slimStatus(const json& status) {
   for (const auto& cs : arrayAt(status, "containerStatuses")) {
     json kept = {{"name", memberAt(cs, "name")}};
     const json& terminated = objectAt(objectAt(cs, "state"), "terminated");
-    if (!terminated.empty()) {
-      json end = json::object();
-      for (const char* field : {"exitCode", "finishedAt", "reason"})
-        if (terminated.contains(field)) end[field] = terminated[field];
-      kept["state"] = {{"terminated", std::move(end)}};
-    }
+    if (!terminated.empty()) kept["state"] = {{"terminated", slimEnd(terminated)}};
+    // A restarted container (the SidecarSubmitterRestart sidecar): how often, and that it ended.
+    const json& restarts = memberAt(cs, "restartCount");
+    if (restarts.is_number_integer() && restarts.get<int64_t>() > 0) kept["restartCount"] = restarts;
+    const json& before = objectAt(objectAt(cs, "lastState"), "terminated");
+    if (!before.empty()) kept["lastState"] = {{"terminated", slimEnd(before)}};
     containers.push_back(std::move(kept));
   }
   if (!containers.empty()) slim["containerStatuses"] = std::move(containers);

@@ -82,7 +82,8 @@ bool ownedBy(const json& child, const std::string& uid) {
   return false;
 }
 
-json buildRayCluster(const RayJob& job, const std::string& clusterName, bool loginShell) {
+json buildRayCluster(const RayJob& job, const std::string& clusterName,
+                     const SubmitterShell& shell) {
   json labels(job.labels);
   labels.update(originLabels(job));
   labels["ray.io/job-submission-mode"] = job.spec.submissionModeText;
@@ -108,8 +109,8 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName, bool log
     json container{
         {"name", kSubmitterContainer},
         {"image", headImage(job.spec.rayClusterSpec.get())},
-        {"command", bashCommand("ce", loginShell)},
-        {"args", json::array({buildSidecarCommand(job, port)})},
+        {"command", bashCommand("ce", shell.loginShell)},
+        {"args", json::array({buildSidecarCommand(job, port, shell.sidecarRestarts)})},
         {"env",
          json::array(
              {{{"name", "PYTHONUNBUFFERED"}, {"value", "1"}},
@@ -118,6 +119,7 @@ json buildRayCluster(const RayJob& job, const std::string& clusterName, bool log
         {"resources",
          {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}},
           {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}}}};
+    if (shell.sidecarRestarts) container["restartPolicy"] = "OnFailure";
     const std::string secret = model::tokenAuthSecretName(job.spec.rayClusterSpec.get(), clusterName);
     if (!secret.empty()) model::addTokenAuthEnv(container, secret);
     podSpec["containers"].push_back(container);
@@ -142,37 +144,40 @@ static std::string submitFlags(const RayJob& job, const std::string& id) {
   return flags;
 }
 
+// The loop that waits for the dashboard's GCS health endpoint (reference 3.3, step 1).
+static std::string healthWait(const std::string& healthUrl, const std::string& addr) {
+  return "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in "
+         "urllib.request.urlopen('" +
+         healthUrl +
+         "', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray "
+         "Dashboard GCS to become healthy at " +
+         addr + " ...\" ; sleep 2 ; done ; ";
+}
+
+// Submit unless Ray has the id, then follow its logs: idempotent for a retried submitter.
+static std::string checkedSubmit(const RayJob& job, const std::string& addr) {
+  const std::string& id = job.status.jobId;
+  std::string cmd = "if ! ray job status --address " + addr + " " + id +
+                    " >/dev/null 2>&1 ; then ray job submit --address " + addr + " --no-wait";
+  cmd += submitFlags(job, id);
+  // W17: a transient failure of the status check must not burn a submitter retry: when the
+  // submit then fails (Ray answers "already exists"), a second status check decides.
+  return cmd + " -- " + trimmed(job.spec.entrypoint) + " || ray job status --address " + addr +
+         " " + id + " >/dev/null 2>&1 ; fi ; ray job logs --address " + addr + " --follow " + id;
+}
+
 std::string buildSubmitCommand(const RayJob& job) {
   std::string addr = job.status.dashboardURL;
   if (addr.rfind("http://", 0) != 0) addr = "http://" + addr;
-  const std::string& id = job.status.jobId;
-  std::string cmd =
-      "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in "
-      "urllib.request.urlopen('" +
-      addr +
-      "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray "
-      "Dashboard GCS to become healthy at " +
-      addr + " ...\" ; sleep 2 ; done ; if ! ray job status --address " + addr + " " + id +
-      " >/dev/null 2>&1 ; then ray job submit --address " + addr + " --no-wait";
-  cmd += submitFlags(job, id);
-  std::string entrypoint = trimmed(job.spec.entrypoint);
-  // W17: a transient failure of the status check must not burn a submitter retry: when the
-  // submit then fails (Ray answers "already exists"), a second status check decides.
-  cmd += " -- " + entrypoint + " || ray job status --address " + addr + " " + id +
-         " >/dev/null 2>&1 ; fi ; ray job logs --address " + addr + " --follow " + id;
-  return cmd;
+  return healthWait(addr + "/api/gcs_healthz", addr) + checkedSubmit(job, addr);
 }
 
-std::string buildSidecarCommand(const RayJob& job, int dashboardPort) {
-  std::string addr = "http://127.0.0.1:" + std::to_string(dashboardPort);
-  std::string cmd =
-      "until python -c \"import urllib.request,sys; sys.exit(0 if b'success' in "
-      "urllib.request.urlopen('http://localhost:" +
-      std::to_string(dashboardPort) +
-      "/api/gcs_healthz', timeout=10).read() else 1)\" >/dev/null 2>&1 ; do echo \"Waiting for Ray "
-      "Dashboard GCS to become healthy at " +
-      addr + " ...\" ; sleep 2 ; done ; ray job submit --address " + addr;
-  cmd += submitFlags(job, job.status.jobId);
+std::string buildSidecarCommand(const RayJob& job, int dashboardPort, bool restarts) {
+  const std::string port = std::to_string(dashboardPort);
+  const std::string addr = "http://127.0.0.1:" + port;
+  std::string cmd = healthWait("http://localhost:" + port + "/api/gcs_healthz", addr);
+  if (restarts) return cmd + checkedSubmit(job, addr);
+  cmd += "ray job submit --address " + addr + submitFlags(job, job.status.jobId);
   return cmd + " -- " + trimmed(job.spec.entrypoint) + " ;";
 }
 
@@ -257,8 +262,9 @@ json runtimeEnvJson(const std::string& yaml) {
   }
 }
 
-model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName, bool loginShell) {
-  return std::make_shared<json>(buildRayCluster(job, clusterName, loginShell));
+model::ApiObject rayClusterFor(const RayJob& job, const std::string& clusterName,
+                               const SubmitterShell& shell) {
+  return std::make_shared<json>(buildRayCluster(job, clusterName, shell));
 }
 
 model::ApiObject submitterJobFor(const RayJob& job, const model::Document& cluster,

@@ -103,7 +103,8 @@ bool ensureCluster(Ctx& c) {
       return false;
     }
     c.intent(Action::CreateRayCluster, c.st.rayClusterName,
-             rayClusterFor(c.job, c.st.rayClusterName, c.cfg.loginShell));
+             rayClusterFor(c.job, c.st.rayClusterName,
+                           {c.cfg.loginShell, c.cfg.gates.sidecarSubmitterRestart}));
     c.plan.why = "creating RayCluster " + c.st.rayClusterName;
     return false;
   }
@@ -246,6 +247,24 @@ struct SubmitterState {
   std::string failure;  // KubeRay's SubmissionFailed message for this mode
 };
 
+// SidecarSubmitterRestart: a non-zero exit restarts the container (transient); the submitter
+// failed once it restarted submitterConfig.backoffLimit times (2; KubeRay's
+// checkIsRestartCountExceeded), and finished when it exited 0.
+bool checkRestartingSidecar(Ctx& c, const HeadPodView& head, SubmitterState& s) {
+  if (head.submitterExited && head.exitCode == 0) {
+    s.finished = true;
+    s.finishedAt = head.finishedAt;
+    return true;
+  }
+  const int limit = c.job.spec.submitterBackoffLimit.value_or(2);
+  if (!head.terminatedBefore || head.restartCount < limit) return true;
+  s.finished = s.failed = true;
+  s.finishedAt = head.finishedAt;
+  s.failure = "Ray head pod submitter container " + std::string(model::kSubmitterContainer) +
+              " terminated after exceeding the maximum restart count";
+  return true;
+}
+
 // SidecarMode: the submitter is a container of the head Pod (reference 2.11). Returns false
 // when the decision is already made (no head Pod, or more than one).
 bool checkSidecar(Ctx& c, SubmitterState& s) {
@@ -259,6 +278,7 @@ bool checkSidecar(Ctx& c, SubmitterState& s) {
     return false;
   }
   const HeadPodView& head = c.o.headPods[0];
+  if (c.cfg.gates.sidecarSubmitterRestart) return checkRestartingSidecar(c, head, s);
   if (!head.submitterExited) return true;
   s.finished = true;
   s.finishedAt = head.finishedAt;

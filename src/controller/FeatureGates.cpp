@@ -42,9 +42,7 @@ std::string applyGate(std::string_view pair, FeatureGateParse& out) {
   } else if (name == "RayClusterStatusConditions") {
     out.gates.rayClusterStatusConditions = *value;
   } else if (name == "SidecarSubmitterRestart") {
-    if (*value)
-      return "SidecarSubmitterRestart=true is not supported by rayjournal: a failed SidecarMode "
-             "submitter container fails the attempt (retried per spec.backoffLimit)";
+    out.gates.sidecarSubmitterRestart = *value;
   } else {
     bool known = false;
     for (std::string_view k : kWithoutEffect) known = known || k == name;

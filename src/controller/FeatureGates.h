@@ -11,6 +11,9 @@ namespace rayjournal::controller {
 struct FeatureGates {
   bool rayJobDeletionPolicy = true;        // spec.deletionStrategy allowed (KubeRay: beta, on)
   bool rayClusterStatusConditions = true;  // RayCluster status.conditions written (beta, on)
+  // SidecarMode's submitter container restarts on failure (restartPolicy OnFailure, Kubernetes
+  // 1.35's container restart rules) up to a restart limit (alpha, off).
+  bool sidecarSubmitterRestart = false;
 };
 
 struct FeatureGateParse {
@@ -20,7 +23,7 @@ struct FeatureGateParse {
 };
 
 // Go's featuregate rules: comma-separated Name=bool (strconv.ParseBool), an unknown name is an
-// error. SidecarSubmitterRestart=true is refused: rayjournal does not restart the sidecar.
+// error.
 FeatureGateParse parseFeatureGates(std::string_view text);
 
 }  // namespace rayjournal::controller

@@ -77,6 +77,9 @@ HeadPodView headPodView(const json& pod) {
   HeadPodView v;
   for (const auto& cs : arrayAt(objectAt(pod, "status"), "containerStatuses")) {
     if (stringAt(cs, "name") != kSubmitterContainer) continue;
+    const json& restarts = memberAt(cs, "restartCount");
+    v.restartCount = restarts.is_number_integer() ? restarts.get<int>() : 0;
+    v.terminatedBefore = !objectAt(objectAt(cs, "lastState"), "terminated").empty();
     const json& terminated = objectAt(objectAt(cs, "state"), "terminated");
     if (terminated.empty()) continue;
     v.submitterExited = true;

@@ -41,10 +41,14 @@ struct SubmitterView {
 
 // A SidecarMode head Pod: how its submitter container ended, if it did.
 struct HeadPodView {
-  bool submitterExited = false;
+  bool submitterExited = false;  // the submitter container's state is terminated
   std::string finishedAt;
   int exitCode = 0;
   std::string terminatedReason;  // state.terminated.reason ("Error", "OOMKilled", ...)
+  // SidecarSubmitterRestart: the container's restarts, and whether it terminated before
+  // (lastState.terminated, set once the kubelet restarted it).
+  int restartCount = 0;
+  bool terminatedBefore = false;
 };
 
 // The boundary: views of snapshots as the informer cache holds them (never modified).

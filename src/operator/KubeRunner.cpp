@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -74,6 +75,13 @@ struct Session {
 };
 
 // The API server and the journal; returns the exit code of a failure, 0 when connected.
+// "v1.35.0", "v1.35.2-gke.1" ... compared by major and minor.
+bool kubernetesAtLeast(const std::string& gitVersion, int major, int minor) {
+  int ma = 0, mi = 0;
+  if (std::sscanf(gitVersion.c_str(), "v%d.%d", &ma, &mi) != 2) return false;
+  return ma > major || (ma == major && mi >= minor);
+}
+
 int connect(const KubeOptions& options, int shardIndex, Session& s) {
   try {
     s.config = kube::KubeConfig::resolve(options.kubeconfig, options.context);
@@ -90,8 +98,16 @@ int connect(const KubeOptions& options, int shardIndex, Session& s) {
   kubeOptions.watchSelectors["Pod"] = "ray.io/cluster";
   try {
     s.kube = std::make_unique<kube::KubeRestClient>(s.config, kubeOptions);
-    spdlog::info("Kubernetes API server {} ({}), {} from {}", s.config.server,
-                 s.kube->serverVersion(),
+    const std::string version = s.kube->serverVersion();
+    if (options.stack.decide.gates.sidecarSubmitterRestart && !kubernetesAtLeast(version, 1, 35)) {
+      // KubeRay's check: an older kubelet ignores the container restart policy, and a failed
+      // sidecar would then fail the RayJob after the submitter-finished timeout.
+      spdlog::error("SidecarSubmitterRestart feature gate requires K8s 1.35+: current version {} "
+                    "is below 1.35",
+                    version);
+      return 2;
+    }
+    spdlog::info("Kubernetes API server {} ({}), {} from {}", s.config.server, version,
                  s.config.token.empty() && s.config.tokenFile.empty() ? "client certificate"
                                                                       : "token",
                  s.config.source);

@@ -86,7 +86,7 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
   app.add_option("--feature-gates", f.featureGates,
                  "KubeRay's feature gates, Name=bool,...: RayJobDeletionPolicy (default true), "
                  "RayClusterStatusConditions (true); KubeRay's other gates are accepted and have "
-                 "no effect; SidecarSubmitterRestart=true is refused");
+                 "no effect; SidecarSubmitterRestart=true needs Kubernetes >= 1.35");
 }
 
 void addClusterFlags(CLI::App& app, Flags& f) {

@@ -236,6 +236,14 @@ class E2E(unittest.TestCase):
         self.assertEqual(self.kube.list("RayCluster", other), [])
         self.assertIn(f"in namespaces: {self.ns}", op.log())
 
+    def test_sidecar_submitter_restart_needs_kubernetes_1_35(self):
+        # KubeRay's start-up check: the gate needs the container restart rules of 1.35; this
+        # API server is 1.34, so the operator refuses to start and says why.
+        op = self.start_operator("--feature-gates=SidecarSubmitterRestart=true")
+        code = op.proc.wait(60)
+        self.assertEqual(code, 2, op.log()[-2000:])
+        self.assertIn("SidecarSubmitterRestart feature gate requires K8s 1.35+", op.log())
+
     def test_bearer_token_from_a_token_file(self):
         # The kubeconfig names a tokenFile (as projected service account tokens are read).
         op = self.start_operator(kubeconfig=self.cp.token_kubeconfig)

@@ -170,5 +170,62 @@ TEST(OperatorSettingsScenario, TokenAuthWithTheUsersSecret) {
             "token my-token/auth_token");
 }
 
+json sidecarJob(const std::string& name, const std::string& submitter) {
+  json job = sampleRayJob(name, "SidecarMode", "SUCCEEDED", "5s");
+  job["metadata"]["annotations"]["rayjournal.io/sim-submitter"] = submitter;
+  return job;
+}
+
+json submitterStatus(SimHarness& h, const std::string& job) {
+  json head = pod(h, clusterOf(h, job), "head");
+  for (const auto& cs : head["status"].value("containerStatuses", json::array()))
+    if (cs["name"] == "ray-job-submitter") return cs;
+  return json();
+}
+
+// --feature-gates SidecarSubmitterRestart=true: the sidecar restarts on failure (container
+// restartPolicy OnFailure), checks `ray job status` before it submits, and a sidecar that failed
+// once carries the RayJob to Complete with one submission. Before, the gate was refused.
+TEST(OperatorSettingsScenario, SidecarSubmitterRestartRestartsAFailedSidecar) {
+  SimHarness h;
+  h.config.gates.sidecarSubmitterRestart = true;
+  h.restart();
+  h.apply(sidecarJob("again", "fail-once"));
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("again") == "Complete"; }));
+  EXPECT_EQ(submitterStatus(h, "again").value("restartCount", 0), 1);
+  EXPECT_EQ(h.ray.submissions(), 1u);
+  json cluster = *h.kube.get("RayCluster", "default", clusterOf(h, "again"));
+  json sidecar = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"].back();
+  EXPECT_EQ(sidecar["restartPolicy"], "OnFailure");
+  EXPECT_NE(sidecar["args"][0].get<std::string>().find("if ! ray job status"), std::string::npos);
+}
+
+// The restart limit (KubeRay's checkIsRestartCountExceeded with its default 2): a sidecar that
+// keeps failing fails the attempt with KubeRay's message.
+TEST(OperatorSettingsScenario, SidecarSubmitterRestartGivesUpAfterTheRestartLimit) {
+  SimHarness h;
+  h.config.gates.sidecarSubmitterRestart = true;
+  h.restart();
+  h.apply(sidecarJob("broken", "fail"));
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("broken") == "Failed"; }))
+      << submitterStatus(h, "broken").dump();
+  EXPECT_EQ(h.rayjob("broken")["status"]["reason"], "SubmissionFailed");
+  EXPECT_EQ(h.rayjob("broken")["status"]["message"],
+            "Ray head pod submitter container ray-job-submitter terminated after exceeding the "
+            "maximum restart count");
+  EXPECT_EQ(submitterStatus(h, "broken").value("restartCount", 0), 2);
+}
+
+// Without the gate (KubeRay's default) the first failure of the sidecar fails the attempt.
+TEST(OperatorSettingsScenario, WithoutTheGateASidecarFailureFailsTheAttempt) {
+  SimHarness h;
+  h.apply(sidecarJob("once", "fail-once"));
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("once") == "Failed"; }));
+  EXPECT_EQ(h.rayjob("once")["status"]["reason"], "SubmissionFailed");
+  EXPECT_EQ(h.rayjob("once")["status"]["message"],
+            "Ray head pod container ray-job-submitter terminated with exit code 1: Error");
+  EXPECT_EQ(submitterStatus(h, "once").value("restartCount", 0), 0);
+}
+
 }  // namespace
 }  // namespace rayjournal::testing

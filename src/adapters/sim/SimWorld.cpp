@@ -161,46 +161,98 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
   return 0;
 }
 
-// A SidecarMode submitter container in a running head Pod: submit (no status check, as
-// KubeRay's sidecar command), then wait as `ray job submit` without --no-wait does and exit 0 or
-// 1 with the Ray job's outcome, or 1 when Ray no longer knows the job (a head that lost its
-// records; restartPolicy Never: the container is not run again).
-int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
-  json statuses = pod["status"].value("containerStatuses", json::array());
-  for (const auto& cs : statuses) {
-    if (cs.value("name", "") == "ray-job-submitter" && cs["state"].contains("terminated")) return 0;
-  }
-  std::string ns = pod["metadata"].value("namespace", "default");
-  std::string dashboard = headDashboard(pod);
-  std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
-  again.insert(ns + "/" + pod["metadata"].value("name", ""));
+// What the SidecarMode submitter container does in one step; an exit {code, reason} when it
+// ends. Without restarts it submits (no status check, as KubeRay's sidecar command) and waits
+// as `ray job submit` without --no-wait does: exit 0 or 1 with the Ray job's outcome, 1 when Ray
+// no longer knows the job (a head that lost its records). With restarts (restartPolicy
+// OnFailure: the SidecarSubmitterRestart command) it checks, submits --no-wait, follows the
+// logs and exits 0 at any terminal status.
+std::optional<std::pair<int, std::string>> SimWorld::sidecarStep(const json& pod,
+                                                                 const json& container,
+                                                                 bool restarts) {
+  const std::string ns = model::stringAt(pod["metadata"], "namespace");
   const std::string uid = model::stringAt(pod["metadata"], "uid");
+  if (sidecarBroken(pod)) return std::make_pair(1, std::string("Error"));
   const std::string token = tokenFromEnv(container, ns);
+  const std::string id = envValue(container, "RAY_JOB_SUBMISSION_ID");
   try {
-    auto info = ray_.getJobAs(token, dashboard, id);
+    auto info = ray_.getJobAs(token, headDashboard(pod), id);
     bool lost = !info && following_.count(uid);
     if (!info && !lost) {
       ray::SubmitRequest request;
       request.submissionId = id;
-      ray_.submitAs(token, dashboard, request);
+      ray_.submitAs(token, headDashboard(pod), request);
       following_.insert(uid);
     } else if (lost || ray::isTerminalRayStatus(info->status)) {
       following_.erase(uid);
-      statuses.push_back({{"name", "ray-job-submitter"},
-                          {"state",
-                           {{"terminated",
-                             {{"exitCode", !lost && info->status == "SUCCEEDED" ? 0 : 1},
-                              {"reason", lost ? "Error" : "Completed"},
-                              {"finishedAt", toRfc3339(clock_.nowMs())}}}}}});
-      pod["status"]["containerStatuses"] = statuses;
-      kube_.updateStatus("Pod", pod);
-      again.erase(ns + "/" + pod["metadata"].value("name", ""));
-      return 1;
+      if (lost) return std::make_pair(1, std::string("Error"));
+      bool ok = restarts || info->status == "SUCCEEDED";
+      return std::make_pair(ok ? 0 : 1, std::string(ok ? "Completed" : "Error"));
     }
   } catch (const ray::RayError&) {
     // The dashboard is not up yet: the sidecar's health loop keeps waiting.
   }
-  return 0;
+  return std::nullopt;
+}
+
+// A SidecarMode submitter container in a running head Pod, as the kubelet runs it: once it
+// exited it stays so, unless it exited non-zero under restartPolicy OnFailure, where it is
+// started again after the kubelet's 10 s backoff (restartCount, lastState.terminated).
+int SimWorld::runSidecar(json pod, const json& container, Keys& again) {
+  const bool restarts = model::stringAt(container, "restartPolicy") == "OnFailure";
+  const std::string key = model::stringAt(pod["metadata"], "namespace") + "/" +
+                          model::stringAt(pod["metadata"], "name");
+  json statuses = pod["status"].value("containerStatuses", json::array());
+  json* own = nullptr;
+  for (auto& cs : statuses)
+    if (cs.value("name", "") == "ray-job-submitter") own = &cs;
+  if (!own) {
+    statuses.push_back({{"name", "ray-job-submitter"}, {"restartCount", 0},
+                        {"state", {{"running", json::object()}}}});
+    own = &statuses.back();
+  }
+  const json& ended = model::objectAt(model::objectAt(*own, "state"), "terminated");
+  again.insert(key);
+  if (!ended.empty()) {
+    auto at = parseRfc3339(model::stringAt(ended, "finishedAt"));
+    if (!restarts || ended.value("exitCode", 0) == 0) return again.erase(key), 0;
+    if (at && clock_.nowMs() < *at + kPodBackoffMs) return 0;
+    (*own)["lastState"] = {{"terminated", ended}};
+    (*own)["restartCount"] = own->value("restartCount", 0) + 1;
+    (*own)["state"] = {{"running", json::object()}};
+  } else if (auto exit = sidecarStep(pod, container, restarts)) {
+    (*own)["state"] = {{"terminated",
+                        {{"exitCode", exit->first},
+                         {"reason", exit->second},
+                         {"finishedAt", toRfc3339(clock_.nowMs())}}}};
+  } else {
+    return 0;
+  }
+  pod["status"]["containerStatuses"] = statuses;
+  kube_.updateStatus("Pod", pod);
+  return 1;
+}
+
+// The RayJob owning a sidecar's cluster set rayjournal.io/sim-submitter: "fail" fails every
+// run of the container, "fail-once" only its first (restartCount 0).
+bool SimWorld::sidecarBroken(const json& pod) {
+  const std::string ns = model::stringAt(pod["metadata"], "namespace");
+  const std::string cluster =
+      model::stringAt(model::objectAt(pod["metadata"], "labels"), "ray.io/cluster");
+  auto owner = kube_.getSnapshot("RayCluster", ns, cluster);
+  if (!owner) return false;
+  std::string mode;
+  for (const auto& ref : model::arrayAt((*owner)["metadata"], "ownerReferences")) {
+    auto job = ref.value("kind", "") == "RayJob"
+                   ? kube_.getSnapshot("RayJob", ns, ref.value("name", ""))
+                   : nullptr;
+    if (job) mode = model::stringAt(model::objectAt((*job)["metadata"], "annotations"),
+                                    kSimSubmitterAnnotation);
+  }
+  int restartCount = 0;
+  for (const auto& cs : model::arrayAt(model::objectAt(pod, "status"), "containerStatuses"))
+    if (cs.value("name", "") == "ray-job-submitter") restartCount = cs.value("restartCount", 0);
+  return mode == "fail" || (mode == "fail-once" && restartCount == 0);
 }
 
 // The owning RayJob's rayjournal.io/sim-submitter annotation "fail" makes every submitter pod fail.

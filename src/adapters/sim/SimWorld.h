@@ -11,6 +11,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "adapters/sim/SimKube.h"
@@ -38,6 +39,9 @@ class SimWorld {
   std::string headDashboard(const json& pod);
   int runPod(const std::string& ns, const std::string& name, Keys& again);
   int runSidecar(json pod, const json& container, Keys& again);
+  std::optional<std::pair<int, std::string>> sidecarStep(const json& pod, const json& container,
+                                                         bool restarts);
+  bool sidecarBroken(const json& pod);
   void mark(Keys& keys, const std::string& key);
   bool submitterBroken(const json& job);
   int runSubmitterJob(const json& job);

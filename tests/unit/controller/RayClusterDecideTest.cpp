@@ -2,6 +2,8 @@
 // suspended worker groups, and the head Service with the dashboard port.
 #include <gtest/gtest.h>
 
+#include "controller/Views.h"
+
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -270,6 +272,27 @@ TEST(RayClusterDecideTest, ACachedPodDecidesAsTheWholePod) {
   ASSERT_TRUE(fromWhole.status && fromCached.status);
   EXPECT_EQ(*fromCached.status, *fromWhole.status);
   EXPECT_FALSE(cached[2]->at("metadata").contains("managedFields"));
+}
+
+// The SidecarSubmitterRestart decision reads the submitter container's restart count and last
+// ending; the cache once cut them away and a sidecar failing for ever never failed its RayJob.
+TEST(RayClusterDecideTest, ACachedHeadPodKeepsTheSidecarsRestarts) {
+  json head = {{"apiVersion", "v1"},
+               {"kind", "Pod"},
+               {"metadata", {{"name", "c-head"}, {"namespace", "default"}}},
+               {"status",
+                {{"phase", "Running"},
+                 {"containerStatuses",
+                  json::array({{{"name", "ray-job-submitter"},
+                                {"restartCount", 2},
+                                {"lastState", {{"terminated", {{"exitCode", 1}, {"reason", "Error"}}}}},
+                                {"state", {{"running", {{"startedAt", "2026-12-01T00:00:00Z"}}}}}}})}}}};
+  HeadPodView whole = headPodView(head);
+  HeadPodView cached = headPodView(*podAsCached(std::make_shared<const json>(head)));
+  EXPECT_EQ(whole.restartCount, 2);
+  EXPECT_TRUE(whole.terminatedBefore);
+  EXPECT_EQ(cached.restartCount, whole.restartCount);
+  EXPECT_EQ(cached.terminatedBefore, whole.terminatedBefore);
 }
 
 }  // namespace

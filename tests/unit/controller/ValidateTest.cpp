@@ -360,9 +360,9 @@ TEST(FeatureGatesTest, ParsedAsGosFeatureGateFlag) {
   EXPECT_EQ(parseFeatureGates("RayJobDeletionPolicy=maybe").error,
             "invalid value of RayJobDeletionPolicy=maybe, err: strconv.ParseBool: parsing "
             "\"maybe\": invalid syntax");
-  EXPECT_NE(parseFeatureGates("SidecarSubmitterRestart=true").error.find("not supported"),
-            std::string::npos);
-  EXPECT_EQ(parseFeatureGates("SidecarSubmitterRestart=false").error, "");
+  EXPECT_TRUE(parseFeatureGates("SidecarSubmitterRestart=true").gates.sidecarSubmitterRestart);
+  EXPECT_FALSE(parseFeatureGates("SidecarSubmitterRestart=false").gates.sidecarSubmitterRestart);
+  EXPECT_FALSE(parseFeatureGates("").gates.sidecarSubmitterRestart) << "alpha: off by default";
   EXPECT_TRUE(parseFeatureGates("").error.empty());
 }
 
