@@ -242,13 +242,14 @@ events::Result Executor::updateHeadService(const Subject& s, Intent& intent) {
 
 events::Result Executor::create(const Subject& s, const std::string& kind, Intent& intent) {
   const EventTarget target = targetOf(s, kind, intent.target);
+  const bool announced = kind != "Secret";  // KubeRay posts none for the auth Secret
   try {
     kube_.create(kind, std::move(*intent.object));
-    postEvent(s, createNote(target));
+    if (announced) postEvent(s, createNote(target));
     return events::Result::Ok;
   } catch (const kube::ApiError& e) {
     if (!e.alreadyExists()) {
-      postEvent(s, createNote(target, e.what()));
+      if (announced) postEvent(s, createNote(target, e.what()));
       throw;
     }
     auto existing = kube_.getLive(kind, s.ns, intent.target);

@@ -7,18 +7,7 @@
 namespace rayjournal::testing {
 namespace {
 
-json withWorkers(json job) {
-  job["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array(
-      {{{"groupName", "small"},
-        {"replicas", 1},
-        {"minReplicas", 1},
-        {"maxReplicas", 1},
-        {"template",
-         {{"spec",
-           {{"containers", json::array({{{"name", "ray-worker"},
-                                         {"image", "rayproject/ray:2.46.0"}}})}}}}}}});
-  return job;
-}
+json withWorkers(json job) { return withWorkerGroup(std::move(job)); }
 
 json pod(SimHarness& h, const std::string& cluster, const std::string& nodeType) {
   auto pods =

@@ -101,13 +101,7 @@ TEST(ParityScenario, LegacyPoliciesExecute) {
   json ok = withLegacyPolicies(sampleRayJob("legacy-ok", "HTTPMode"), "DeleteCluster", "DeleteNone");
   json bad = withLegacyPolicies(sampleRayJob("legacy-bad", "HTTPMode", "FAILED"), "DeleteNone",
                                 "DeleteWorkers");
-  bad["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array(
-      {{{"groupName", "w"},
-        {"replicas", 1},
-        {"minReplicas", 1},
-        {"maxReplicas", 1},
-        {"template",
-         {{"spec", {{"containers", json::array({{{"name", "w"}, {"image", "x"}}})}}}}}}});
+  bad = withWorkerGroup(std::move(bad), "w");
   json self = withLegacyPolicies(sampleRayJob("legacy-self", "HTTPMode"), "DeleteSelf", "DeleteNone");
   for (const json& j : {ok, bad, self}) h.apply(j);
   ASSERT_TRUE(h.runUntil([&] {

@@ -31,4 +31,18 @@ inline json sampleRayJob(const std::string& name, const std::string& mode = "K8s
                                              {"image", "rayproject/ray:2.46.0"}}})}}}}}}}}}}}};
 }
 
+// The job with one worker group "small" of one replica (min = max = 1).
+inline json withWorkerGroup(json job, const std::string& group = "small") {
+  job["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array(
+      {{{"groupName", group},
+        {"replicas", 1},
+        {"minReplicas", 1},
+        {"maxReplicas", 1},
+        {"template",
+         {{"spec",
+           {{"containers", json::array({{{"name", "ray-worker"},
+                                         {"image", "rayproject/ray:2.46.0"}}})}}}}}}});
+  return job;
+}
+
 }  // namespace rayjournal::testing
