@@ -65,6 +65,51 @@ check(bad.returncode == 2, f"usage error exit {bad.returncode}")
 missing = subprocess.run([replay, "verify", "--journal", os.path.join(work, "nope")], capture_output=True, text=True)
 check(missing.returncode == 3 and "nope" in missing.stdout, "missing journal: exit %d %s" % (missing.returncode, missing.stdout))
 
+# Global flags go before or after the command, as kubectl's and git's (before, --journal ahead
+# of the command was refused).
+first = subprocess.run([replay, "--journal", journal, "verify"], capture_output=True, text=True)
+check(first.returncode == 0 and "ok" in first.stdout, f"--journal before verify: {first.returncode} {first.stderr}")
+# -o json: one document per command, the same facts as the text.
+def as_json(*args, code=0):
+    r = subprocess.run([replay, "-o", "json", *args, "--journal", journal], capture_output=True, text=True)
+    check(r.returncode == code, f"-o json {args}: exit {r.returncode} {r.stdout[-300:]} {r.stderr[-300:]}")
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        failures.append(f"-o json {args} is not one JSON document:\n{r.stdout[:500]}")
+        return {}
+sj = as_json("summary")
+check(len(sj.get("restarts", [])) >= 2 and sj.get("records", {}).get("Intent", 0) > 0, f"summary json: {sj}")
+vj = as_json("verify")
+check(vj.get("ok") is True and vj.get("violations") == [], f"verify json: {vj}")
+dj = as_json("diagnose", "default/rayjob-http", "--cluster-dir", cluster)
+check(dj.get("verdict") == "ok" and dj.get("ray", {}).get("present") is True
+      and any(c["kind"] == "RayCluster" and c["present"] for c in dj.get("children", [])),
+      f"diagnose json: {dj}")
+gj = as_json("diagnose", "default/no-such-rayjob", "--cluster-dir", cluster, code=1)
+check(gj.get("verdict") == "problems" and gj.get("problems"), f"diagnose json of a missing RayJob: {gj}")
+fj = as_json("diff", "--against-kube", "--cluster-dir", cluster)
+check(fj.get("drifted") == [], f"diff json: {fj}")
+tj = subprocess.run([replay, "timeline", "default/rayjob-retry", "-o", "json", "--journal", journal],
+                    capture_output=True, text=True)
+check(tj.returncode == 0 and all(json.loads(l)["seq"] for l in tj.stdout.splitlines()), "timeline -o json")
+# Shell completion: bash completes commands, -o values and the journal's RayJob names.
+script = subprocess.run([replay, "completion", "bash"], capture_output=True, text=True).stdout
+env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(replay)) + ":" + os.environ["PATH"])
+def complete(*words):
+    line = " ".join(["rayjournal-replay", *words])
+    probe = (script + f'\nCOMP_WORDS=(rayjournal-replay {" ".join(words)}); COMP_CWORD={len(words)}; '
+             '_rayjournal_replay; printf "%s\\n" "${COMPREPLY[@]}"')
+    r = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, env=env)
+    check(r.returncode == 0, f"completion of '{line}': {r.stderr}")
+    return r.stdout.split()
+check("diagnose" in complete("di"), "bash completion of commands")
+check(complete("-o", "") == ["text", "json"], "bash completion of -o")
+check("default/rayjob-retry" in complete("--journal", journal, "timeline", "default/rayjob-r"),
+      "bash completion of RayJob names: " + " ".join(complete("--journal", journal, "timeline", "")))
+zsh = subprocess.run([replay, "completion", "zsh"], capture_output=True, text=True)
+check(zsh.returncode == 0 and zsh.stdout.startswith("#compdef rayjournal-replay"), "zsh completion")
+
 print("\n".join(failures) if failures else "replay cli ok")
 print(f"{0 if failures else 1} passed, {1 if failures else 0} failed")
 if not failures:

@@ -198,51 +198,85 @@ std::optional<Position> parsePosition(const std::string& text) {
   return std::nullopt;
 }
 
-int summary(const std::string& dir, std::ostream& out) {
+namespace {
+
+// What summary prints, as one document (the text form renders it).
+json summaryReport(const std::string& dir, wal::Journal& journal) {
+  json report = {{"journal", dir}, {"instance", journal.instanceId()},
+                 {"firstSeq", journal.firstSeq()}, {"latestSeq", journal.latestSeq()}};
+  std::map<std::string, uint64_t> counts;
+  int64_t first = 0, last = 0;
+  json restarts = json::array();
+  Progress progress(journal.latestSeq() - journal.firstSeq() + 1);
+  journal.scan(0, [&](const wal::Record& r) {
+    progress.tick();
+    counts[std::string(wal::recordTypeName(r.type))]++;
+    if (!first) first = r.timeMs;
+    last = r.timeMs;
+    if (r.type == wal::RecordType::ControllerStarted) {
+      json body = events::bodyToJson(r);
+      restarts.push_back({{"epoch", r.epoch}, {"time", toRfc3339(r.timeMs)},
+                          {"replayed", body.value("replayed", 0)},
+                          {"inDoubt", body.value("in_doubt", 0)}});
+    }
+    return true;
+  });
+  report["from"] = toRfc3339(first);
+  report["to"] = toRfc3339(last);
+  report["records"] = counts;
+  report["restarts"] = std::move(restarts);
+  report["lostSeqs"] = journal.lostRanges().empty() ? "" : journal.lostRanges().toString();
+  report["missingAcknowledgedSeqs"] =
+      journal.missingAcknowledged().empty() ? "" : journal.missingAcknowledged().toString();
+  auto holder = projectionAt(journal, journal.latestSeq());
+  std::map<std::string, int> byStatus;
+  const json all = holder->toJson();
+  for (const auto& [key, st] : all.items()) byStatus[st.value("last_deployment_status", "")]++;
+  report["rayjobsByLastWrittenStatus"] = byStatus;
+  json doubts = json::array();
+  for (const auto& d : holder->inDoubt())
+    doubts.push_back({{"kind", d.kind}, {"key", d.key},
+                      {"action", events::actionName(d.intent.action)},
+                      {"target", d.intent.target}, {"seq", d.intent.seq}});
+  report["inDoubt"] = std::move(doubts);
+  return report;
+}
+
+void printSummary(const json& r, std::ostream& out) {
+  out << "journal " << r["journal"].get<std::string>() << " (instance "
+      << r["instance"].get<std::string>() << ", format 1)\n";
+  out << "records " << r["firstSeq"] << ".." << r["latestSeq"] << " from "
+      << r["from"].get<std::string>() << " to " << r["to"].get<std::string>() << "\n";
+  if (!r["lostSeqs"].get<std::string>().empty())
+    out << "lost seqs (salvage): " << r["lostSeqs"].get<std::string>() << "\n";
+  if (!r["missingAcknowledgedSeqs"].get<std::string>().empty())
+    out << "MISSING acknowledged seqs: " << r["missingAcknowledgedSeqs"].get<std::string>()
+        << " (the journal ends before its high-water mark; rayjournal-replay verify fails)\n";
+  for (const auto& [type, n] : r["records"].items()) out << "  " << type << ": " << n << "\n";
+  out << "restarts:\n";
+  for (const auto& e : r["restarts"])
+    out << "  epoch " << e["epoch"] << " at " << e["time"].get<std::string>() << ": replayed "
+        << e["replayed"] << " records, " << e["inDoubt"] << " intents in doubt\n";
+  out << "RayJobs by last written deployment status:\n";
+  for (const auto& [status, n] : r["rayjobsByLastWrittenStatus"].items())
+    out << "  " << (status.empty() ? "(none)" : status) << ": " << n << "\n";
+  out << "in doubt now: " << r["inDoubt"].size() << "\n";
+  for (const auto& d : r["inDoubt"])
+    out << "  " << d["kind"].get<std::string>() << " " << d["key"].get<std::string>() << " "
+        << d["action"].get<std::string>() << " " << d["target"].get<std::string>() << " (seq "
+        << d["seq"] << ")\n";
+}
+
+}  // namespace
+
+int summary(const std::string& dir, Output output, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
-    std::map<std::string, uint64_t> counts;
-    int64_t first = 0, last = 0;
-    std::vector<json> epochs;
-    Progress progress(journal->latestSeq() - journal->firstSeq() + 1);
-    journal->scan(0, [&](const wal::Record& r) {
-      progress.tick();
-      counts[std::string(wal::recordTypeName(r.type))]++;
-      if (!first) first = r.timeMs;
-      last = r.timeMs;
-      if (r.type == wal::RecordType::ControllerStarted)
-        epochs.push_back({{"epoch", r.epoch}, {"time", toRfc3339(r.timeMs)}, {"body", events::bodyToJson(r)}});
-      return true;
-    });
-    auto holder = projectionAt(*journal, journal->latestSeq());
-    auto& p = *holder;
-    out << "journal " << dir << " (instance " << journal->instanceId() << ", format 1)\n";
-    out << "records " << journal->firstSeq() << ".." << journal->latestSeq() << " from "
-        << toRfc3339(first) << " to " << toRfc3339(last) << "\n";
-    if (!journal->lostRanges().empty())
-      out << "lost seqs (salvage): " << journal->lostRanges().toString() << " ("
-          << journal->lostRanges().count() << " records)\n";
-    if (!journal->missingAcknowledged().empty())
-      out << "MISSING acknowledged seqs: " << journal->missingAcknowledged().toString()
-          << " (the journal ends before its high-water mark; rayjournal-replay verify fails)\n";
-    for (const auto& [type, n] : counts) out << "  " << type << ": " << n << "\n";
-    out << "restarts:\n";
-    for (const auto& e : epochs) {
-      out << "  epoch " << e["epoch"] << " at " << e["time"].get<std::string>() << ": replayed "
-          << e["body"].value("replayed", 0) << " records, " << e["body"].value("in_doubt", 0)
-          << " intents in doubt\n";
-    }
-    std::map<std::string, int> byStatus;
-    json all = p.toJson();
-    for (const auto& [key, s] : all.items()) byStatus[s.value("last_deployment_status", "")]++;
-    out << "RayJobs by last written deployment status:\n";
-    for (const auto& [status, n] : byStatus)
-      out << "  " << (status.empty() ? "(none)" : status) << ": " << n << "\n";
-    auto doubts = p.inDoubt();
-    out << "in doubt now: " << doubts.size() << "\n";
-    for (const auto& d : doubts)
-      out << "  " << d.kind << " " << d.key << " " << events::actionName(d.intent.action) << " " << d.intent.target
-          << " (seq " << d.intent.seq << ")\n";
+    json report = summaryReport(dir, *journal);
+    if (output == Output::Json)
+      out << report.dump(2) << "\n";
+    else
+      printSummary(report, out);
     return 0;
   });
 }
@@ -297,10 +331,23 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
   });
 }
 
-int verify(const std::string& dir, std::ostream& out) {
+int verify(const std::string& dir, Output output, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     auto report = projection::verifyJournal(*journal);
+    if (output == Output::Json) {
+      json violations = json::array();
+      for (const auto& v : report.violations)
+        violations.push_back({{"seq", v.seq}, {"rule", v.rule}, {"message", v.message}});
+      out << json{{"journal", dir}, {"ok", report.ok()}, {"records", report.records},
+                  {"checkpointsChecked", report.checkpointsChecked},
+                  {"checkpointsDropped", report.checkpointsDropped},
+                  {"lostSeqs", report.lost.empty() ? "" : report.lost.toString()},
+                  {"violations", std::move(violations)}}
+                 .dump(2)
+          << "\n";
+      return report.ok() ? 0 : 1;
+    }
     for (const auto& [from, to] : report.lost.ranges())
       out << "LOST seqs " << from << ".." << to
           << " (found missing by a salvage; see its JournalSalvaged record)\n";
@@ -316,7 +363,7 @@ int verify(const std::string& dir, std::ostream& out) {
   });
 }
 
-int reindex(const std::string& dir, std::ostream& out) {
+int reindex(const std::string& dir, Output output, std::ostream& out) {
   return guarded(out, [&] {
     std::unique_ptr<wal::Journal> journal;
     try {
@@ -327,7 +374,10 @@ int reindex(const std::string& dir, std::ostream& out) {
       throw OpenError{e.what()};
     }
     uint64_t written = journal->rebuildIndex();
-    out << "rebuilt the per-object index of " << dir << ": " << written << " entries\n";
+    if (output == Output::Json)
+      out << json{{"journal", dir}, {"indexEntries", written}}.dump() << "\n";
+    else
+      out << "rebuilt the per-object index of " << dir << ": " << written << " entries\n";
     return 0;
   });
 }
@@ -364,108 +414,168 @@ int exportJsonl(const std::string& dir, const std::optional<Position>& since, st
   });
 }
 
+namespace {
+
+// The checklist of one RayJob as a document: what the journal, Kubernetes and Ray say, and the
+// problems found. The text form (printDiagnosis) renders the same document.
+struct Diagnosis {
+  json report;
+  void problem(const std::string& text) { report["problems"].push_back(text); }
+};
+
+void diagnoseIdentities(Diagnosis& d, const std::optional<projection::JobState>& facts,
+                        const std::optional<json>& doc) {
+  json status = doc ? doc->value("status", json::object()) : json::object();
+  if (!doc) d.problem("the RayJob does not exist in Kubernetes");
+  if (!facts) d.problem("the journal has no record of this RayJob");
+  const bool any = facts && !facts->attempts.empty();
+  d.report["journal"] = {{"attempt", facts ? facts->attempt : 0},
+                         {"rayClusterName", any ? facts->attempts.back().rayClusterName : ""},
+                         {"submissionId", any ? facts->attempts.back().jobId : ""}};
+  d.report["kubernetes"] = {{"exists", doc.has_value()},
+                            {"rayClusterName", status.value("rayClusterName", "")},
+                            {"submissionId", status.value("jobId", "")},
+                            {"deploymentStatus", status.value("jobDeploymentStatus", "")}};
+  const json& j = d.report["journal"];
+  const json& k = d.report["kubernetes"];
+  if (doc && facts && !k["rayClusterName"].get<std::string>().empty() &&
+      (k["rayClusterName"] != j["rayClusterName"] || k["submissionId"] != j["submissionId"]))
+    d.problem("journal and Kubernetes disagree on the current identities (Kubernetes is "
+              "authoritative)");
+}
+
+void diagnoseChildren(Diagnosis& d, sim::SimKube& kube, const Target& target,
+                      const std::optional<json>& doc) {
+  json status = doc ? doc->value("status", json::object()) : json::object();
+  const std::string uid = doc ? (*doc)["metadata"].value("uid", "") : "";
+  const std::string cluster = status.value("rayClusterName", "");
+  const std::string deployment = status.value("jobDeploymentStatus", "");
+  const bool live = deployment == "Initializing" || deployment == "Running";
+  auto child = [&](const std::string& kind, const std::string& name, bool expected) {
+    if (name.empty()) return;
+    auto obj = kube.get(kind, target.ns, name);
+    bool owned = obj && (controller::ownedBy(*obj, uid) || kind == "Pod" || kind == "Service");
+    d.report["children"].push_back(
+        {{"kind", kind}, {"name", name}, {"present", obj.has_value()}, {"owned", owned}});
+    if (expected && !obj) d.problem(kind + " " + name + " is missing");
+    if (obj && !owned) d.problem(kind + " " + name + " is not owned by this RayJob (uid " + uid + ")");
+  };
+  d.report["children"] = json::array();
+  child("RayCluster", cluster,
+        live && doc && (*doc)["spec"].value("clusterSelector", json::object()).empty());
+  child("Pod", cluster.empty() ? "" : model::headPodName(cluster), false);
+  std::string headService;
+  if (!cluster.empty()) {
+    auto clusterDoc = kube.get("RayCluster", target.ns, cluster);
+    headService = controller::headServiceNameOf(
+        cluster, clusterDoc ? controller::objectAt(*clusterDoc, "spec") : json::object());
+  }
+  child("Service", headService, false);
+  if (doc && (*doc)["spec"].value("submissionMode", "K8sJobMode") == "K8sJobMode")
+    child("Job", target.name, deployment == "Running");
+}
+
+void diagnoseRay(Diagnosis& d, sim::SimRay& ray, const std::optional<projection::JobState>& facts,
+                 const std::optional<json>& doc) {
+  json status = doc ? doc->value("status", json::object()) : json::object();
+  const std::string dashboard = status.value("dashboardURL", "");
+  const std::string id = status.value("jobId", "");
+  if (dashboard.empty() || id.empty()) return;
+  json& r = d.report["ray"];
+  r = {{"submissionId", id}};
+  try {
+    auto info = ray.getJob(dashboard, id);
+    r["present"] = info.has_value();
+    if (info) r["status"] = info->status;
+    if (!info && facts && facts->submissions.count(id))
+      d.problem("Ray lost the record of a journaled submission");
+  } catch (const ray::RayError& e) {
+    r["error"] = e.what();
+  }
+}
+
+void diagnoseHistory(Diagnosis& d, const std::optional<projection::JobState>& facts) {
+  d.report["inDoubt"] = json::array();
+  d.report["earlierAttempts"] = json::array();
+  if (!facts) return;
+  for (uint64_t seq : facts->inDoubt)
+    d.report["inDoubt"].push_back({{"seq", seq},
+                                   {"action", events::actionName(facts->intents.at(seq).action)},
+                                   {"target", facts->intents.at(seq).target}});
+  if (!facts->inDoubt.empty()) d.problem(std::to_string(facts->inDoubt.size()) + " intents in doubt");
+  for (size_t i = 0; i + 1 < facts->attempts.size(); ++i) {
+    const auto& a = facts->attempts[i];
+    d.report["earlierAttempts"].push_back({{"attempt", a.attempt},
+                                           {"started", toRfc3339(a.startMs)},
+                                           {"rayClusterName", a.rayClusterName},
+                                           {"submissionId", a.jobId}});
+  }
+}
+
+void printDiagnosis(const json& r, std::ostream& out) {
+  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  out << "RayJob " << text(r["rayjob"]) << "\n";
+  for (const auto& p : r["problems"]) out << "  ! " << text(p) << "\n";
+  const json& j = r["journal"];
+  const json& k = r["kubernetes"];
+  out << "current attempt " << j["attempt"] << ": journal says RayCluster "
+      << text(j["rayClusterName"]) << ", submission " << text(j["submissionId"]) << "\n";
+  out << "  Kubernetes status says RayCluster " << text(k["rayClusterName"]) << ", submission "
+      << text(k["submissionId"]) << ", " << text(k["deploymentStatus"]) << "\n";
+  out << "children:\n";
+  for (const auto& c : r["children"])
+    out << "  " << text(c["kind"]) << " " << text(c["name"]) << ": "
+        << (c["present"] ? (c["owned"] ? "present, owned" : "present, NOT owned by this RayJob")
+                         : "absent")
+        << "\n";
+  if (r.contains("ray")) {
+    const json& ray = r["ray"];
+    if (ray.contains("error"))
+      out << "Ray: cannot ask (" << text(ray["error"]) << ")\n";
+    else
+      out << "Ray: submission " << text(ray["submissionId"]) << " "
+          << (ray["present"] ? "present, " + text(ray["status"]) : "absent") << "\n";
+  }
+  out << "in-doubt intents: " << r["inDoubt"].size() << "\n";
+  for (const auto& i : r["inDoubt"])
+    out << "  seq " << i["seq"] << " " << text(i["action"]) << " " << text(i["target"]) << "\n";
+  if (!r["earlierAttempts"].empty()) out << "earlier attempts (what they may have written elsewhere):\n";
+  for (const auto& a : r["earlierAttempts"])
+    out << "  attempt " << a["attempt"] << " started " << text(a["started"]) << ": RayCluster "
+        << text(a["rayClusterName"]) << ", submission " << text(a["submissionId"]) << "\n";
+  out << (r["problems"].empty() ? "journal and world agree\n"
+                                : std::to_string(r["problems"].size()) + " problems found\n");
+}
+
+}  // namespace
+
 int diagnose(const std::string& dir, const Target& target, const std::string& clusterDir,
-             std::ostream& out) {
+             Output output, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     auto holder = projectionAt(*journal, journal->latestSeq());
-    auto& p = *holder;
-    std::string key = target.ns + "/" + target.name;
-    auto facts = p.job(key);
+    auto facts = holder->job(target.ns + "/" + target.name);
     requireClusterStore(clusterDir);
     SystemClock clock;
     sim::SimKube kube(clock, clusterDir, true);
     sim::SimRay ray(kube, clock);
-    int problems = 0;
-    auto flag = [&](const std::string& text) {
-      out << "  ! " << text << "\n";
-      ++problems;
-    };
-    out << "RayJob " << key << "\n";
     auto doc = kube.get("RayJob", target.ns, target.name);
-    json status = doc ? doc->value("status", json::object()) : json::object();
-    if (!doc) flag("the RayJob does not exist in Kubernetes");
-    if (!facts) flag("the journal has no record of this RayJob");
-    std::string jCluster =
-        facts && !facts->attempts.empty() ? facts->attempts.back().rayClusterName : "";
-    std::string jSubmission = facts && !facts->attempts.empty() ? facts->attempts.back().jobId : "";
-    out << "current attempt " << (facts ? facts->attempt : 0) << ": journal says RayCluster "
-        << jCluster << ", submission " << jSubmission << "\n";
-    out << "  Kubernetes status says RayCluster " << status.value("rayClusterName", "")
-        << ", submission " << status.value("jobId", "") << ", "
-        << status.value("jobDeploymentStatus", "") << "\n";
-    if (doc && facts &&
-        (status.value("rayClusterName", "") != jCluster ||
-         status.value("jobId", "") != jSubmission) &&
-        !status.value("rayClusterName", "").empty()) {
-      flag(
-          "journal and Kubernetes disagree on the current identities (Kubernetes is "
-          "authoritative)");
-    }
-    std::string uid = doc ? (*doc)["metadata"].value("uid", "") : "";
-    std::string cluster = status.value("rayClusterName", "");
-    auto child = [&](const std::string& kind, const std::string& name, bool expected) {
-      if (name.empty()) return;
-      auto obj = kube.get(kind, target.ns, name);
-      bool owned = obj && (controller::ownedBy(*obj, uid) || kind == "Pod" || kind == "Service");
-      out << "  " << kind << " " << name << ": "
-          << (obj ? (owned ? "present, owned" : "present, NOT owned by this RayJob") : "absent")
-          << "\n";
-      if (expected && !obj) flag(kind + " " + name + " is missing");
-      if (obj && !owned) flag(kind + " " + name + " is not owned by this RayJob (uid " + uid + ")");
-    };
-    std::string deployment = status.value("jobDeploymentStatus", "");
-    bool live = deployment == "Initializing" || deployment == "Running";
-    out << "children:\n";
-    child("RayCluster", cluster,
-          live && doc && (*doc)["spec"].value("clusterSelector", json::object()).empty());
-    child("Pod", cluster.empty() ? "" : model::headPodName(cluster), false);
-    std::string headService;
-    if (!cluster.empty()) {
-      auto clusterDoc = kube.get("RayCluster", target.ns, cluster);
-      headService = controller::headServiceNameOf(
-          cluster, clusterDoc ? controller::objectAt(*clusterDoc, "spec") : json::object());
-    }
-    child("Service", headService, false);
-    if (doc && (*doc)["spec"].value("submissionMode", "K8sJobMode") == "K8sJobMode")
-      child("Job", target.name, deployment == "Running");
-    std::string dashboard = status.value("dashboardURL", "");
-    if (!dashboard.empty() && !status.value("jobId", "").empty()) {
-      try {
-        auto info = ray.getJob(dashboard, status["jobId"]);
-        out << "Ray: submission " << status["jobId"].get<std::string>() << " "
-            << (info ? "present, " + info->status : "absent") << "\n";
-        if (!info && (facts && facts->submissions.count(status["jobId"])))
-          flag("Ray lost the record of a journaled submission");
-      } catch (const ray::RayError& e) {
-        out << "Ray: cannot ask (" << e.what() << ")\n";
-      }
-    }
-    if (facts) {
-      out << "in-doubt intents: " << facts->inDoubt.size() << "\n";
-      for (uint64_t seq : facts->inDoubt)
-        out << "  seq " << seq << " " << events::actionName(facts->intents.at(seq).action) << " "
-            << facts->intents.at(seq).target << "\n";
-      if (!facts->inDoubt.empty())
-        flag(std::to_string(facts->inDoubt.size()) + " intents in doubt");
-      if (facts->attempts.size() > 1) {
-        out << "earlier attempts (what they may have written elsewhere):\n";
-        for (size_t i = 0; i + 1 < facts->attempts.size(); ++i) {
-          const auto& a = facts->attempts[i];
-          bool submitted = facts->submissions.count(a.jobId);
-          out << "  attempt " << a.attempt << " started " << toRfc3339(a.startMs) << ": RayCluster "
-              << a.rayClusterName << ", submission " << a.jobId
-              << (submitted ? " (submitted over HTTP)" : "") << "\n";
-        }
-      }
-    }
-    out << (problems ? std::to_string(problems) + " problems found\n"
-                     : "journal and world agree\n");
-    return problems ? 1 : 0;
+    Diagnosis d{{{"rayjob", target.ns + "/" + target.name}, {"problems", json::array()}}};
+    diagnoseIdentities(d, facts, doc);
+    diagnoseChildren(d, kube, target, doc);
+    diagnoseRay(d, ray, facts, doc);
+    diagnoseHistory(d, facts);
+    d.report["verdict"] = d.report["problems"].empty() ? "ok" : "problems";
+    if (output == Output::Json)
+      out << d.report.dump(2) << "\n";
+    else
+      printDiagnosis(d.report, out);
+    return d.report["problems"].empty() ? 0 : 1;
   });
 }
 
-int diffAgainstKube(const std::string& dir, const std::string& clusterDir, std::ostream& out) {
+int diffAgainstKube(const std::string& dir, const std::string& clusterDir, Output output,
+                    std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     auto holder = projectionAt(*journal, journal->latestSeq());
@@ -473,7 +583,7 @@ int diffAgainstKube(const std::string& dir, const std::string& clusterDir, std::
     requireClusterStore(clusterDir);
     SystemClock clock;
     sim::SimKube kube(clock, clusterDir, true);
-    int drift = 0;
+    json drifted = json::array();
     json all = p.toJson();
     for (const auto& [key, s] : all.items()) {
       auto slash = key.find('/');
@@ -483,13 +593,19 @@ int diffAgainstKube(const std::string& dir, const std::string& clusterDir, std::
           doc ? doc->value("status", json::object()).value("jobDeploymentStatus", "") : "(deleted)";
       if (doc && (*doc)["metadata"].value("uid", "") != s.value("uid", ""))
         actual += " (recreated, uid differs)";
-      if (actual != expected && actual != "(deleted)") {
-        out << key << ": journal last wrote " << expected << ", Kubernetes has " << actual << "\n";
-        ++drift;
-      }
+      if (actual != expected && actual != "(deleted)")
+        drifted.push_back({{"rayjob", key}, {"journalLastWrote", expected}, {"kubernetesHas", actual}});
     }
-    out << drift << " RayJobs drifted\n";
-    return drift ? 1 : 0;
+    if (output == Output::Json) {
+      out << json{{"drifted", drifted}, {"rayjobs", all.size()}}.dump(2) << "\n";
+      return drifted.empty() ? 0 : 1;
+    }
+    for (const auto& d : drifted)
+      out << d["rayjob"].get<std::string>() << ": journal last wrote "
+          << d["journalLastWrote"].get<std::string>() << ", Kubernetes has "
+          << d["kubernetesHas"].get<std::string>() << "\n";
+    out << drifted.size() << " RayJobs drifted\n";
+    return drifted.empty() ? 0 : 1;
   });
 }
 

@@ -26,19 +26,22 @@ struct Position {  // --at / --since: a seq, or an RFC 3339 time
 };
 std::optional<Position> parsePosition(const std::string& text);
 
-int summary(const std::string& journalDir, std::ostream& out);
+// -o text (for people) or json (one JSON document; timeline and export: JSON lines).
+enum class Output { Text, Json };
+
+int summary(const std::string& journalDir, Output output, std::ostream& out);
 int timeline(const std::string& journalDir, const Target& target, bool json, std::ostream& out);
-int verify(const std::string& journalDir, std::ostream& out);
+int verify(const std::string& journalDir, Output output, std::ostream& out);
 // Rebuilds the per-object index from the records; opens the journal writable, so the operator
 // must be stopped (a running one holds the lock and the error says so).
-int reindex(const std::string& journalDir, std::ostream& out);
+int reindex(const std::string& journalDir, Output output, std::ostream& out);
 int state(const std::string& journalDir, const std::optional<Target>& target,
           const std::optional<Position>& at, std::ostream& out);
 int exportJsonl(const std::string& journalDir, const std::optional<Position>& since,
                 std::ostream& out);
 int diagnose(const std::string& journalDir, const Target& target, const std::string& clusterDir,
-             std::ostream& out);
-int diffAgainstKube(const std::string& journalDir, const std::string& clusterDir,
+             Output output, std::ostream& out);
+int diffAgainstKube(const std::string& journalDir, const std::string& clusterDir, Output output,
                     std::ostream& out);
 
 }  // namespace rayjournal::replay
