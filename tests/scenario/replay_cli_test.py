@@ -65,6 +65,18 @@ check(bad.returncode == 2, f"usage error exit {bad.returncode}")
 missing = subprocess.run([replay, "verify", "--journal", os.path.join(work, "nope")], capture_output=True, text=True)
 check(missing.returncode == 3 and "nope" in missing.stdout, "missing journal: exit %d %s" % (missing.returncode, missing.stdout))
 
+# state of every RayJob streams one RayJob at a time; it says what state NS/NAME says of each.
+every = run("state")
+try:
+    everyone = json.loads(every.stdout)["jobs"]
+except ValueError:
+    everyone = {}
+    failures.append("state of all RayJobs is not JSON:\n" + every.stdout[:500])
+check(len(everyone) >= 5 and "default/rayjob-retry" in everyone, f"state of all: {list(everyone)}")
+for key in ["default/rayjob-retry", "default/rayjob-http"]:
+    one = json.loads(run("state", key).stdout)["jobs"]
+    check(one.get(key) == everyone.get(key), f"state {key} differs from state of all")
+
 # Global flags go before or after the command, as kubectl's and git's (before, --journal ahead
 # of the command was refused).
 first = subprocess.run([replay, "--journal", journal, "verify"], capture_output=True, text=True)

@@ -12,6 +12,7 @@
 #include "adapters/sim/SimRay.h"
 #include "controller/Children.h"
 #include "controller/JsonAccess.h"
+#include "events/EventCodec.h"
 #include "events/JournalBodies.h"
 #include "events/RecordJson.h"
 #include "controller/RayClusterViews.h"
@@ -200,19 +201,106 @@ std::optional<Position> parsePosition(const std::string& text) {
 
 namespace {
 
-// What summary prints, as one document (the text form renders it).
+// The RayJobs by last written status and the intents in doubt, from a whole projection.
+void addProjectionCounts(json& report, const projection::JobProjection& p) {
+  std::map<std::string, int> byStatus;
+  const json all = p.toJson();
+  for (const auto& [key, st] : all.items()) byStatus[st.value("last_deployment_status", "")]++;
+  report["rayjobsByLastWrittenStatus"] = byStatus;
+  json doubts = json::array();
+  for (const auto& d : p.inDoubt())
+    doubts.push_back({{"kind", d.kind}, {"key", d.key},
+                      {"action", events::actionName(d.intent.action)},
+                      {"target", d.intent.target}, {"seq", d.intent.seq}});
+  report["inDoubt"] = std::move(doubts);
+}
+
+// What summary needs of the projection, kept while the scan streams: each RayJob's last written
+// deployment status and the intents still without an outcome, as JobProjection derives them
+// (a new uid under a name starts its history over). A few dozen bytes per RayJob and per intent
+// in flight, so memory follows the RayJobs, not the records (a whole projection keeps every
+// RayJob's recent intents and attempts: 600 MB at 50,000 RayJobs).
+class SummaryTracker {
+ public:
+  void apply(const wal::Record& r) {
+    if (r.object.kind != "RayJob" && r.object.kind != "RayCluster") return;
+    const std::string key = r.object.ns + "/" + r.object.name;
+    Object& o = (r.object.kind == "RayJob" ? jobs_ : clusters_)[key];
+    if (!r.object.uid.empty() && o.uid != r.object.uid) {
+      if (!o.uid.empty()) forget(r.object.kind, key, o);
+      o.uid = r.object.uid;
+    }
+    if (r.type == wal::RecordType::Intent) return intend(r, key);
+    if (r.type == wal::RecordType::Outcome) return land(r, o);
+    if (r.type != wal::RecordType::Observation || r.object.kind != "RayJob") return;
+    auto observation = events::decodeObservation(r);
+    if (const auto* drift = observation ? std::get_if<events::Drift>(&*observation) : nullptr)
+      o.lastStatus = drift->kubernetesHas;
+  }
+  json byStatus() const {
+    std::map<std::string, int> counts;
+    for (const auto& [key, o] : jobs_) counts[o.lastStatus]++;
+    return counts;
+  }
+  json inDoubt() const {
+    json out = json::array();
+    for (const auto& [seq, p] : pending_)
+      out.push_back({{"kind", p.kind}, {"key", p.key}, {"action", events::actionName(p.action)},
+                     {"target", p.target}, {"seq", seq}});
+    std::stable_sort(out.begin(), out.end(), [](const json& a, const json& b) {
+      return a["kind"] != b["kind"] ? a["kind"] > b["kind"] : a["key"] < b["key"];
+    });
+    return out;
+  }
+
+ private:
+  struct Object {
+    std::string uid, lastStatus;
+  };
+  struct Pending {
+    std::string kind, key, target, status;  // status: a WriteStatus's jobDeploymentStatus
+    events::Action action;
+  };
+  void intend(const wal::Record& r, const std::string& key) {
+    events::IntentBody body = events::decodeIntent(r);
+    auto st = body.status.find("jobDeploymentStatus");
+    const auto* text = st == body.status.end() ? nullptr : std::get_if<std::string>(&st->second);
+    pending_[r.seq] = {r.object.kind, key, body.target, text ? *text : "", body.action};
+  }
+  void land(const wal::Record& r, Object& o) {
+    events::OutcomeBody body = events::decodeOutcome(r);
+    auto it = pending_.find(body.intentSeq);
+    if (it == pending_.end()) return;
+    if (events::landed(body.result) && it->second.action == events::Action::WriteStatus &&
+        r.object.kind == "RayJob")
+      o.lastStatus = it->second.status;
+    pending_.erase(it);
+  }
+  void forget(const std::string& kind, const std::string& key, Object& o) {
+    o = Object{};
+    std::erase_if(pending_, [&](const auto& p) { return p.second.kind == kind && p.second.key == key; });
+  }
+  std::map<std::string, Object> jobs_, clusters_;
+  std::map<uint64_t, Pending> pending_;
+};
+
+// What summary prints, as one document (the text form renders it). Streams the journal once; a
+// journal pruned by retention starts from its newest checkpoint's projection instead.
 json summaryReport(const std::string& dir, wal::Journal& journal) {
   json report = {{"journal", dir}, {"instance", journal.instanceId()},
                  {"firstSeq", journal.firstSeq()}, {"latestSeq", journal.latestSeq()}};
   std::map<std::string, uint64_t> counts;
   int64_t first = 0, last = 0;
   json restarts = json::array();
+  SummaryTracker tracker;
+  const bool pruned = journal.firstSeq() > 1;
   Progress progress(journal.latestSeq() - journal.firstSeq() + 1);
   journal.scan(0, [&](const wal::Record& r) {
     progress.tick();
     counts[std::string(wal::recordTypeName(r.type))]++;
     if (!first) first = r.timeMs;
     last = r.timeMs;
+    if (!pruned) tracker.apply(r);
     if (r.type == wal::RecordType::ControllerStarted) {
       json body = events::bodyToJson(r);
       restarts.push_back({{"epoch", r.epoch}, {"time", toRfc3339(r.timeMs)},
@@ -228,17 +316,12 @@ json summaryReport(const std::string& dir, wal::Journal& journal) {
   report["lostSeqs"] = journal.lostRanges().empty() ? "" : journal.lostRanges().toString();
   report["missingAcknowledgedSeqs"] =
       journal.missingAcknowledged().empty() ? "" : journal.missingAcknowledged().toString();
-  auto holder = projectionAt(journal, journal.latestSeq());
-  std::map<std::string, int> byStatus;
-  const json all = holder->toJson();
-  for (const auto& [key, st] : all.items()) byStatus[st.value("last_deployment_status", "")]++;
-  report["rayjobsByLastWrittenStatus"] = byStatus;
-  json doubts = json::array();
-  for (const auto& d : holder->inDoubt())
-    doubts.push_back({{"kind", d.kind}, {"key", d.key},
-                      {"action", events::actionName(d.intent.action)},
-                      {"target", d.intent.target}, {"seq", d.intent.seq}});
-  report["inDoubt"] = std::move(doubts);
+  if (pruned) {
+    addProjectionCounts(report, *projectionAt(journal, journal.latestSeq()));
+  } else {
+    report["rayjobsByLastWrittenStatus"] = tracker.byStatus();
+    report["inDoubt"] = tracker.inDoubt();
+  }
   return report;
 }
 
@@ -382,16 +465,66 @@ int reindex(const std::string& dir, Output output, std::ostream& out) {
   });
 }
 
+namespace {
+
+// One RayJob's projection through a seq, from its own records only (the per-object index): a
+// RayJob's state depends on nothing else, and reading it costs that RayJob's records.
+json jobStateThrough(wal::Journal& journal, const std::string& key, uint64_t through) {
+  projection::JobProjection p;
+  auto slash = key.find('/');
+  journal.scanObject({"RayJob", key.substr(0, slash), key.substr(slash + 1), ""}, 0,
+                     [&](const wal::Record& r) {
+                       if (r.seq > through) return false;
+                       p.apply(r);
+                       return true;
+                     });
+  return p.toJson(key);
+}
+
+// Every RayJob's state, printed one RayJob at a time in the layout of json::dump(2): memory
+// follows one RayJob and the list of names, not the journal.
+void streamAllStates(wal::Journal& journal, uint64_t through, std::ostream& out) {
+  std::set<std::string> keys;
+  journal.scan(0, [&](const wal::Record& r) {
+    if (r.seq > through) return false;
+    if (r.object.kind == "RayJob") keys.insert(r.object.ns + "/" + r.object.name);
+    return true;
+  });
+  out << "{\n  \"at_seq\": " << through << ",\n  \"jobs\": {";
+  bool firstJob = true;
+  for (const auto& key : keys) {
+    json one = jobStateThrough(journal, key, through);
+    if (!one.contains(key)) continue;
+    std::string body = one[key].dump(2);
+    std::string indented;
+    for (char c : body) indented += c == '\n' ? std::string("\n    ") : std::string(1, c);
+    out << (firstJob ? "\n" : ",\n") << "    " << json(key).dump() << ": " << indented;
+    firstJob = false;
+  }
+  out << (firstJob ? "}\n}\n" : "\n  }\n}\n");
+}
+
+}  // namespace
+
 int state(const std::string& dir, const std::optional<Target>& target,
           const std::optional<Position>& at, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     uint64_t through = at ? seqAt(*journal, *at) : journal->latestSeq();
-    auto holder = projectionAt(*journal, through);
-    auto& p = *holder;
-    json result{{"at_seq", through},
-                {"jobs", p.toJson(target ? target->ns + "/" + target->name : "")}};
-    out << result.dump(2) << "\n";
+    if (journal->firstSeq() > 1) {  // pruned: the history before is in a checkpoint
+      auto holder = projectionAt(*journal, through);
+      json result{{"at_seq", through},
+                  {"jobs", holder->toJson(target ? target->ns + "/" + target->name : "")}};
+      out << result.dump(2) << "\n";
+      return 0;
+    }
+    if (!target) {
+      streamAllStates(*journal, through, out);
+      return 0;
+    }
+    const std::string key = target->ns + "/" + target->name;
+    out << json{{"at_seq", through}, {"jobs", jobStateThrough(*journal, key, through)}}.dump(2)
+        << "\n";
     return 0;
   });
 }
