@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs (Debian packages, the control plane built from Go
-# modules, Ray from PyPI), builds, runs the unit, scenario and crash tiers with ctest, then the
+# modules, Ray from PyPI, Chromium for the HTML timeline test), builds, runs the unit, scenario and crash tiers with ctest, then the
 # e2e tier alone (a real Ray head must not start while the CPU is busy), then the unit and
 # scenario tiers again under AddressSanitizer + UndefinedBehaviorSanitizer, and once more under
 # ThreadSanitizer (the journal, informer cache, workqueue, Controller and Stack are concurrent).
@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 labels=${LABELS:-unit|scenario|crash|e2e}
 bash scripts/build.sh
+bash scripts/setup-test-deps.sh
 if [[ "$labels" == *e2e* ]]; then
   bash scripts/build-control-plane.sh
 fi

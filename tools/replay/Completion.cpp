@@ -28,7 +28,7 @@ _rayjournal_replay() {
   local flags=""
   case "$cmd" in
     "") COMPREPLY=($(compgen -W "$commands $globals" -- "$cur")); return ;;
-    timeline) flags="--json" ;;
+    timeline) flags="--json --html" ;;
     state) flags="--at" ;;
     export) flags="--format --since" ;;
     diagnose) flags="--cluster-dir" ;;
@@ -71,7 +71,7 @@ _rayjournal_replay() {
     command) _describe 'command' commands ;;
     argument)
       case $words[1] in
-        timeline) _arguments '--json[JSON lines]' '1:object:' ;;
+        timeline) _arguments '--json[JSON lines]' '--html[write an HTML page]:file:_files' '1:object:' ;;
         state) _arguments '--at[a seq or an RFC 3339 time]:position:' '1:rayjob:' ;;
         export) _arguments '--format[format]:format:(jsonl)' '--since[a seq or an RFC 3339 time]:position:' ;;
         diagnose) _arguments '--cluster-dir[embedded cluster store]:directory:_files -/' '1:rayjob:' ;;

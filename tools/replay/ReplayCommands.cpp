@@ -1,9 +1,12 @@
 #include "ReplayCommands.h"
 
+#include "TimelineHtml.h"
+
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -410,6 +413,34 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
         out << "  RayCluster " << c << " (its Pods and Services): rayjournal-replay timeline "
             << "raycluster/" << target.ns << "/" << c << "\n";
     }
+    return 0;
+  });
+}
+
+int timelineHtml(const std::string& dir, const Target& target, const std::string& htmlFile,
+                 std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    json records = json::array();
+    journal->scanObject({target.kind, target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
+      json j = events::recordToJson(r);
+      j["text"] = describe(r);
+      records.push_back(std::move(j));
+      return true;
+    });
+    const std::string title = target.kind + " " + target.ns + "/" + target.name;
+    if (records.empty()) {
+      out << "no records for " << title << "\n";
+      return 1;
+    }
+    std::ofstream file(htmlFile);
+    writeTimelineHtml(title, records, file);
+    file.close();
+    if (!file) {
+      out << "rayjournal-replay: cannot write " << htmlFile << "\n";
+      return 2;
+    }
+    out << "wrote " << htmlFile << ": " << title << ", " << records.size() << " records\n";
     return 0;
   });
 }

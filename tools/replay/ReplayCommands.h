@@ -31,6 +31,9 @@ enum class Output { Text, Json };
 
 int summary(const std::string& journalDir, Output output, std::ostream& out);
 int timeline(const std::string& journalDir, const Target& target, bool json, std::ostream& out);
+// The same records as one self-contained HTML page written to htmlFile (TimelineHtml.h).
+int timelineHtml(const std::string& journalDir, const Target& target, const std::string& htmlFile,
+                 std::ostream& out);
 int verify(const std::string& journalDir, Output output, std::ostream& out);
 // Rebuilds the per-object index from the records; opens the journal writable, so the operator
 // must be stopped (a running one holds the lock and the error says so).

@@ -11,7 +11,8 @@ using namespace rayjournal::replay;
 
 struct Args {
   std::string journal = "./rayjournal-data/journal", target, at, since,
-              clusterDir = "./rayjournal-data/cluster", format = "jsonl", output = "text", shell;
+              clusterDir = "./rayjournal-data/cluster", format = "jsonl", output = "text", shell,
+              html;
   bool json = false, againstKube = false;
 };
 
@@ -35,6 +36,9 @@ void addCommands(CLI::App& app, Args& a) {
   auto* timeline = command(app, "timeline", "every record of one RayJob or RayCluster, by epoch and attempt");
   timeline->add_option("object", a.target, "NAMESPACE/NAME of a RayJob, or raycluster/NAMESPACE/NAME")->required();
   timeline->add_flag("--json", a.json, "JSON lines (the same as -o json)");
+  timeline->add_option("--html", a.html,
+                       "write one self-contained HTML page (lanes per attempt, restarts, intents "
+                       "as bars, a table of the records) to this file");
   command(app, "verify", "check the whole history; non-zero exit with a report on any violation");
   command(app, "reindex", "rebuild the per-object index from the records (operator stopped: opens writable)");
   auto* state = command(app, "state", "the projection as it was at a point (time travel), as JSON");
@@ -68,6 +72,7 @@ int run(const CLI::App& app, const Args& a, const std::optional<Target>& t) {
   const Output out = a.output == "json" || a.json ? Output::Json : Output::Text;
   auto is = [&](const char* name) { return app.got_subcommand(name); };
   if (is("summary")) return summary(a.journal, out, std::cout);
+  if (is("timeline") && !a.html.empty()) return timelineHtml(a.journal, *t, a.html, std::cout);
   if (is("timeline")) return timeline(a.journal, *t, out == Output::Json, std::cout);
   if (is("verify")) return verify(a.journal, out, std::cout);
   if (is("reindex")) return reindex(a.journal, out, std::cout);
