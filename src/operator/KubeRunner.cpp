@@ -74,7 +74,6 @@ struct Session {
   std::atomic<bool> recovered{false};
 };
 
-// The API server and the journal; returns the exit code of a failure, 0 when connected.
 // "v1.35.0", "v1.35.2-gke.1" ... compared by major and minor.
 bool kubernetesAtLeast(const std::string& gitVersion, int major, int minor) {
   int ma = 0, mi = 0;
@@ -82,6 +81,7 @@ bool kubernetesAtLeast(const std::string& gitVersion, int major, int minor) {
   return ma > major || (ma == major && mi >= minor);
 }
 
+// The API server and the journal; returns the exit code of a failure, 0 when connected.
 int connect(const KubeOptions& options, int shardIndex, Session& s) {
   try {
     s.config = kube::KubeConfig::resolve(options.kubeconfig, options.context);

@@ -244,6 +244,58 @@ class E2E(unittest.TestCase):
         self.assertEqual(code, 2, op.log()[-2000:])
         self.assertIn("SidecarSubmitterRestart feature gate requires K8s 1.35+", op.log())
 
+    def replay_live(self, *args):
+        done = subprocess.run([REPLAY, "--journal", self.journal, "-o", "json",
+                               f"--kubeconfig={self.cp.kubeconfig}",
+                               f"--ray-dashboard-address={self.ray.address}", *args],
+                              capture_output=True, text=True, timeout=120)
+        try:
+            return done.returncode, json.loads(done.stdout)
+        except ValueError:
+            self.fail(f"rayjournal-replay {args}: exit {done.returncode}: {done.stdout} {done.stderr}")
+
+    def test_diagnose_and_diff_against_the_real_cluster(self):
+        # The troubleshooting checklist against the real API server and the real Ray head:
+        # healthy, a RayCluster deleted behind the operator's back, a Ray record lost, drift.
+        op = self.start_operator()
+        self.kube.create("RayJob", rayjob(self.ns, "healthy", mode="HTTPMode"))
+        done = self.wait_status("healthy", "Complete")
+        self.kube.create("RayJob", rayjob(self.ns, "busy", mode="HTTPMode",
+                                          entrypoint="python -c 'import time; time.sleep(90)'"))
+        self.wait_status("busy", "Running")
+        wait_until("busy RUNNING in Ray", lambda: self.status("busy").get("jobStatus") == "RUNNING", 90)
+        code, report = self.replay_live("diagnose", f"{self.ns}/healthy")
+        self.assertEqual((code, report["verdict"]), (0, "ok"), report)
+        self.assertTrue(report["ray"]["present"], report)
+        self.assertIn("Kubernetes https://127.0.0.1", report["source"])
+        self.assertEqual(self.replay_live("diff", "--against-kube")[0], 0)
+        op.stop()  # from here on, the world changes behind the operator's back
+        self.kube.delete("RayCluster", self.ns, self.status("busy")["rayClusterName"])
+        wait_until("RayCluster gone", lambda: self.kube.get(
+            "RayCluster", self.ns, self.status("busy")["rayClusterName"]) is None, 60)
+        code, report = self.replay_live("diagnose", f"{self.ns}/busy")
+        self.assertEqual((code, report["verdict"]), (1, "problems"), report)
+        self.assertIn(f"RayCluster {self.status('busy')['rayClusterName']} is missing",
+                      report["problems"])
+        status, _ = self.ray.request("DELETE", f"/api/jobs/{done['jobId']}")
+        self.assertEqual(status, 200)
+        code, report = self.replay_live("diagnose", f"{self.ns}/healthy")
+        self.assertEqual(code, 1, report)
+        self.assertIn("Ray lost the record of a journaled submission", report["problems"])
+        current = self.kube.get("RayJob", self.ns, "healthy")
+        current["status"]["jobDeploymentStatus"] = "Failed"
+        self.kube.update_status("RayJob", current)
+        code, report = self.replay_live("diff", "--against-kube")
+        self.assertEqual(code, 1, report)
+        self.assertEqual([d["rayjob"] for d in report["drifted"]], [f"{self.ns}/healthy"])
+        # An unreachable dashboard is never an all-clear.
+        done = subprocess.run([REPLAY, "--journal", self.journal, "-o", "json",
+                               f"--kubeconfig={self.cp.kubeconfig}",
+                               "--ray-dashboard-address=127.0.0.1:1", "diagnose",
+                               f"{self.ns}/healthy"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 2, done.stdout)
+        self.assertEqual(json.loads(done.stdout)["verdict"], "incomplete")
+
     def test_bearer_token_from_a_token_file(self):
         # The kubeconfig names a tokenFile (as projected service account tokens are read).
         op = self.start_operator(kubeconfig=self.cp.token_kubeconfig)

@@ -11,7 +11,7 @@ _rayjournal_replay() {
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   local commands="summary timeline verify reindex state export diagnose diff completion"
-  local globals="--journal -o --output --help"
+  local globals="--journal -o --output --kubeconfig --context --ray-dashboard-address --use-kubernetes-proxy --help"
   local cmd="" journal="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
@@ -23,6 +23,7 @@ _rayjournal_replay() {
   case "$prev" in
     -o|--output) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
     --journal|--cluster-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --kubeconfig) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "jsonl" -- "$cur")); return ;;
   esac
   local flags=""
@@ -65,6 +66,10 @@ _rayjournal_replay() {
   _arguments -C \
     '--journal[journal directory]:directory:_files -/' \
     '(-o --output)'{-o,--output}'[output format]:format:(text json)' \
+    '--kubeconfig[cluster for diagnose and diff]:file:_files' \
+    '--context[kubeconfig context]:context:' \
+    '--ray-dashboard-address[host:port of every Ray dashboard]:address:' \
+    '--use-kubernetes-proxy[dashboards through the API server proxy]' \
     '1:command:->command' \
     '*::argument:->argument'
   case $state in

@@ -59,17 +59,13 @@ struct ClusterDirError {
   std::string message;
 };
 
-// The embedded cluster store an operator wrote into clusterDir (objects.jsonl); throws
-// ClusterDirError naming the directory when there is none.
-void requireClusterStore(const std::string& clusterDir) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(clusterDir, ec))
-    throw ClusterDirError{"cluster directory " + clusterDir + " does not exist; pass the " +
-                          "--cluster-dir the operator ran with"};
-  if (!std::filesystem::exists(sim::SimKube::storeFile(clusterDir), ec))
-    throw ClusterDirError{"cluster directory " + clusterDir + " holds no embedded cluster " +
-                          "store (objects.jsonl is missing); pass the --cluster-dir the operator " +
-                          "ran with"};
+// The sources diagnose and diff read; ClusterDirError (exit 2) when one cannot be set up.
+Sources sourcesOrThrow(const LiveOptions& options) {
+  try {
+    return openSources(options);
+  } catch (const std::runtime_error& e) {
+    throw ClusterDirError{e.what()};
+  }
 }
 
 std::unique_ptr<wal::Journal> openReadOnly(const std::string& dir) {
@@ -91,6 +87,9 @@ int guarded(std::ostream& out, F&& body) {
     out << "rayjournal-replay: cannot open the journal: " << e.message << "\n";
   } catch (const ClusterDirError& e) {
     out << "rayjournal-replay: " << e.message << "\n";
+    return 2;
+  } catch (const kube::ApiError& e) {
+    out << "rayjournal-replay: cannot read Kubernetes: " << e.what() << "\n";
     return 2;
   } catch (const wal::CorruptionError& e) {
     out << "rayjournal-replay: " << e.what() << "\n";
@@ -608,7 +607,7 @@ void diagnoseIdentities(Diagnosis& d, const std::optional<projection::JobState>&
               "authoritative)");
 }
 
-void diagnoseChildren(Diagnosis& d, sim::SimKube& kube, const Target& target,
+void diagnoseChildren(Diagnosis& d, kube::KubeClient& kube, const Target& target,
                       const std::optional<json>& doc) {
   json status = doc ? doc->value("status", json::object()) : json::object();
   const std::string uid = doc ? (*doc)["metadata"].value("uid", "") : "";
@@ -639,22 +638,24 @@ void diagnoseChildren(Diagnosis& d, sim::SimKube& kube, const Target& target,
     child("Job", target.name, deployment == "Running");
 }
 
-void diagnoseRay(Diagnosis& d, sim::SimRay& ray, const std::optional<projection::JobState>& facts,
-                 const std::optional<json>& doc) {
+void diagnoseRay(Diagnosis& d, Sources& sources, const Target& target,
+                 const std::optional<projection::JobState>& facts, const std::optional<json>& doc) {
   json status = doc ? doc->value("status", json::object()) : json::object();
   const std::string dashboard = status.value("dashboardURL", "");
   const std::string id = status.value("jobId", "");
   if (dashboard.empty() || id.empty()) return;
   json& r = d.report["ray"];
-  r = {{"submissionId", id}};
+  r = {{"submissionId", id}, {"dashboard", dashboard}};
   try {
-    auto info = ray.getJob(dashboard, id);
+    useClusterToken(sources, target.ns, status.value("rayClusterName", ""), dashboard);
+    auto info = sources.ray->getJob(dashboard, id);
     r["present"] = info.has_value();
     if (info) r["status"] = info->status;
     if (!info && facts && facts->submissions.count(id))
       d.problem("Ray lost the record of a journaled submission");
   } catch (const ray::RayError& e) {
     r["error"] = e.what();
+    d.report["unreadable"].push_back("Ray dashboard " + dashboard + ": " + e.what());
   }
 }
 
@@ -678,7 +679,7 @@ void diagnoseHistory(Diagnosis& d, const std::optional<projection::JobState>& fa
 
 void printDiagnosis(const json& r, std::ostream& out) {
   auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
-  out << "RayJob " << text(r["rayjob"]) << "\n";
+  out << "RayJob " << text(r["rayjob"]) << " (against " << text(r["source"]) << ")\n";
   for (const auto& p : r["problems"]) out << "  ! " << text(p) << "\n";
   const json& j = r["journal"];
   const json& k = r["kubernetes"];
@@ -707,46 +708,51 @@ void printDiagnosis(const json& r, std::ostream& out) {
   for (const auto& a : r["earlierAttempts"])
     out << "  attempt " << a["attempt"] << " started " << text(a["started"]) << ": RayCluster "
         << text(a["rayClusterName"]) << ", submission " << text(a["submissionId"]) << "\n";
-  out << (r["problems"].empty() ? "journal and world agree\n"
-                                : std::to_string(r["problems"].size()) + " problems found\n");
+  for (const auto& u : r["unreadable"]) out << "  ? cannot read " << text(u) << "\n";
+  if (!r["unreadable"].empty())
+    out << "incomplete: a source could not be read (" << r["problems"].size()
+        << " problems found in what could)\n";
+  else
+    out << (r["problems"].empty() ? "journal and world agree\n"
+                                  : std::to_string(r["problems"].size()) + " problems found\n");
 }
 
 }  // namespace
 
-int diagnose(const std::string& dir, const Target& target, const std::string& clusterDir,
+int diagnose(const std::string& dir, const Target& target, const LiveOptions& live,
              Output output, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     auto holder = projectionAt(*journal, journal->latestSeq());
     auto facts = holder->job(target.ns + "/" + target.name);
-    requireClusterStore(clusterDir);
-    SystemClock clock;
-    sim::SimKube kube(clock, clusterDir, true);
-    sim::SimRay ray(kube, clock);
-    auto doc = kube.get("RayJob", target.ns, target.name);
-    Diagnosis d{{{"rayjob", target.ns + "/" + target.name}, {"problems", json::array()}}};
+    Sources sources = sourcesOrThrow(live);
+    auto doc = sources.kube->get("RayJob", target.ns, target.name);
+    Diagnosis d{{{"rayjob", target.ns + "/" + target.name},
+                 {"source", sources.describe},
+                 {"problems", json::array()},
+                 {"unreadable", json::array()}}};
     diagnoseIdentities(d, facts, doc);
-    diagnoseChildren(d, kube, target, doc);
-    diagnoseRay(d, ray, facts, doc);
+    diagnoseChildren(d, *sources.kube, target, doc);
+    diagnoseRay(d, sources, target, facts, doc);
     diagnoseHistory(d, facts);
-    d.report["verdict"] = d.report["problems"].empty() ? "ok" : "problems";
+    const bool incomplete = !d.report["unreadable"].empty();
+    d.report["verdict"] = incomplete ? "incomplete" : d.report["problems"].empty() ? "ok" : "problems";
     if (output == Output::Json)
       out << d.report.dump(2) << "\n";
     else
       printDiagnosis(d.report, out);
-    return d.report["problems"].empty() ? 0 : 1;
+    return incomplete ? 2 : d.report["problems"].empty() ? 0 : 1;
   });
 }
 
-int diffAgainstKube(const std::string& dir, const std::string& clusterDir, Output output,
+int diffAgainstKube(const std::string& dir, const LiveOptions& live, Output output,
                     std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
     auto holder = projectionAt(*journal, journal->latestSeq());
     auto& p = *holder;
-    requireClusterStore(clusterDir);
-    SystemClock clock;
-    sim::SimKube kube(clock, clusterDir, true);
+    Sources sources = sourcesOrThrow(live);
+    kube::KubeClient& kube = *sources.kube;
     json drifted = json::array();
     json all = p.toJson();
     for (const auto& [key, s] : all.items()) {

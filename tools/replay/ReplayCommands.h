@@ -9,6 +9,8 @@
 #include <ostream>
 #include <string>
 
+#include "LiveSources.h"
+
 namespace rayjournal::replay {
 
 struct Target {
@@ -42,9 +44,11 @@ int state(const std::string& journalDir, const std::optional<Target>& target,
           const std::optional<Position>& at, std::ostream& out);
 int exportJsonl(const std::string& journalDir, const std::optional<Position>& since,
                 std::ostream& out);
-int diagnose(const std::string& journalDir, const Target& target, const std::string& clusterDir,
+// Against a live cluster, or the embedded store when sources.clusterDir is set. Exit 1 when
+// problems (or drift) are found, 2 when a source cannot be read (never an all-clear then).
+int diagnose(const std::string& journalDir, const Target& target, const LiveOptions& sources,
              Output output, std::ostream& out);
-int diffAgainstKube(const std::string& journalDir, const std::string& clusterDir, Output output,
+int diffAgainstKube(const std::string& journalDir, const LiveOptions& sources, Output output,
                     std::ostream& out);
 
 }  // namespace rayjournal::replay

@@ -10,10 +10,10 @@ namespace {
 using namespace rayjournal::replay;
 
 struct Args {
-  std::string journal = "./rayjournal-data/journal", target, at, since,
-              clusterDir = "./rayjournal-data/cluster", format = "jsonl", output = "text", shell,
-              html;
+  std::string journal = "./rayjournal-data/journal", target, at, since, format = "jsonl",
+              output = "text", shell, html;
   bool json = false, againstKube = false;
+  LiveOptions live;
 };
 
 // The flags every command takes, before or after its name (kubectl and git style): declared
@@ -23,6 +23,14 @@ void addGlobalFlags(CLI::App& app, Args& a) {
   app.add_option("-o,--output", a.output, "text or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--kubeconfig", a.live.kubeconfig,
+                 "diagnose and diff read this cluster (default: in-cluster in a pod, else "
+                 "$KUBECONFIG or ~/.kube/config)");
+  app.add_option("--context", a.live.context, "kubeconfig context (default: current)");
+  app.add_option("--ray-dashboard-address", a.live.rayDashboardAddress,
+                 "host:port of the Ray dashboard for every RayJob (as the operator's flag)");
+  app.add_flag("--use-kubernetes-proxy", a.live.useKubernetesProxy,
+               "reach Ray dashboards through the API server's service proxy");
 }
 
 CLI::App* command(CLI::App& app, const char* name, const char* help) {
@@ -49,10 +57,12 @@ void addCommands(CLI::App& app, Args& a) {
   exportCmd->add_option("--since", a.since, "a seq or an RFC 3339 time");
   auto* diagnose = command(app, "diagnose", "troubleshooting checklist for one RayJob against the cluster");
   diagnose->add_option("rayjob", a.target, "NAMESPACE/NAME")->required();
-  diagnose->add_option("--cluster-dir", a.clusterDir, "embedded cluster store")->capture_default_str();
+  diagnose->add_option("--cluster-dir", a.live.clusterDir,
+                       "read the embedded cluster's store instead of a live cluster");
   auto* diff = command(app, "diff", "compare the projection with live RayJob status");
   diff->add_flag("--against-kube", a.againstKube, "compare with Kubernetes (required)")->required();
-  diff->add_option("--cluster-dir", a.clusterDir, "embedded cluster store")->capture_default_str();
+  diff->add_option("--cluster-dir", a.live.clusterDir,
+                   "read the embedded cluster's store instead of a live cluster");
   auto* completion = command(app, "completion", "print a shell completion script (bash or zsh)");
   completion->add_option("shell", a.shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
 }
@@ -78,8 +88,8 @@ int run(const CLI::App& app, const Args& a, const std::optional<Target>& t) {
   if (is("reindex")) return reindex(a.journal, out, std::cout);
   if (is("state")) return state(a.journal, t, position(a.at, "--at"), std::cout);
   if (is("export")) return exportJsonl(a.journal, position(a.since, "--since"), std::cout);
-  if (is("diagnose")) return diagnose(a.journal, *t, a.clusterDir, out, std::cout);
-  if (is("diff")) return diffAgainstKube(a.journal, a.clusterDir, out, std::cout);
+  if (is("diagnose")) return diagnose(a.journal, *t, a.live, out, std::cout);
+  if (is("diff")) return diffAgainstKube(a.journal, a.live, out, std::cout);
   if (is("completion")) return printCompletion(a.shell, std::cout);
   return 2;
 }
