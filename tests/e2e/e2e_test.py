@@ -275,8 +275,11 @@ class E2E(unittest.TestCase):
             "RayCluster", self.ns, self.status("busy")["rayClusterName"]) is None, 60)
         code, report = self.replay_live("diagnose", f"{self.ns}/busy")
         self.assertEqual((code, report["verdict"]), (1, "problems"), report)
-        self.assertIn(f"RayCluster {self.status('busy')['rayClusterName']} is missing",
-                      report["problems"])
+        gone = self.status('busy')['rayClusterName']
+        self.assertIn(f"RayCluster {gone} is missing", report["problems"])
+        [item] = [c for c in report["checks"] if c["check"] == f"RayCluster {gone}"]
+        self.assertEqual((item["verdict"], item["kubernetes"]), ("problem", "absent"))
+        self.assertEqual(item["next"], f"kubectl -n {self.ns} get raycluster {gone} -o yaml")
         status, _ = self.ray.request("DELETE", f"/api/jobs/{done['jobId']}")
         self.assertEqual(status, 200)
         code, report = self.replay_live("diagnose", f"{self.ns}/healthy")

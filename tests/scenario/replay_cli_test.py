@@ -95,11 +95,15 @@ check(len(sj.get("restarts", [])) >= 2 and sj.get("records", {}).get("Intent", 0
 vj = as_json("verify")
 check(vj.get("ok") is True and vj.get("violations") == [], f"verify json: {vj}")
 dj = as_json("diagnose", "default/rayjob-http", "--cluster-dir", cluster)
+checks = {c["check"].split(" ")[0]: c for c in dj.get("checks", [])}
 check(dj.get("verdict") == "ok" and dj.get("ray", {}).get("present") is True
-      and any(c["kind"] == "RayCluster" and c["present"] for c in dj.get("children", [])),
+      and checks.get("RayCluster", {}).get("kubernetes", "").startswith("present, owned")
+      and "confirmed (journaled)" in checks.get("Ray", {}).get("journal", ""),
       f"diagnose json: {dj}")
 gj = as_json("diagnose", "default/no-such-rayjob", "--cluster-dir", cluster, code=1)
-check(gj.get("verdict") == "problems" and gj.get("problems"), f"diagnose json of a missing RayJob: {gj}")
+bad = [c for c in gj.get("checks", []) if c["verdict"] == "problem"]
+check(gj.get("verdict") == "problems" and bad and all(c.get("next") for c in bad),
+      f"diagnose json of a missing RayJob (each problem with its next command): {gj}")
 fj = as_json("diff", "--against-kube", "--cluster-dir", cluster)
 check(fj.get("drifted") == [], f"diff json: {fj}")
 tj = subprocess.run([replay, "timeline", "default/rayjob-retry", "-o", "json", "--journal", journal],
