@@ -63,6 +63,25 @@ checks = [
 failures += [f"{what}: lanes={count('lane')} restarts={count('restart')} bars={count('bar')} "
              f"(attempts {len(attempts)}, epochs {len(epochs)}, intents {len(intents)})"
              for what, ok in checks if not ok]
+# report --html: the whole journal, a lane per RayJob and RayCluster, every operator run's
+# restart, every intent.
+report = os.path.join(work, "report.html")
+w = subprocess.run([replay, "--journal", journal, "report", "--html", report], capture_output=True, text=True)
+if w.returncode != 0:
+    sys.exit(f"FAIL: report --html exit {w.returncode}: {w.stdout} {w.stderr}")
+every = [json.loads(l) for l in subprocess.run([replay, "--journal", journal, "export"],
+                                               capture_output=True, text=True).stdout.splitlines()]
+objects = {(r["object"]["kind"], r["object"]["namespace"], r["object"]["name"])
+           for r in every if r.get("object") and r["object"].get("kind") in ("RayJob", "RayCluster")}
+dom = subprocess.run(flags + ["--dump-dom", "file://" + report], capture_output=True, text=True,
+                     timeout=120).stdout
+run_epochs = {r["epoch"] for r in every}
+for what, ok in [("report: a lane per RayJob and RayCluster", count("lane") == len(objects)),
+                 ("report: a band per restart", count("restart") == len(run_epochs) - 1),
+                 ("report: a bar per intent", count("bar") == sum(r["type"] == "Intent" for r in every))]:
+    if not ok:
+        failures.append(f"{what}: lanes={count('lane')} restarts={count('restart')} bars={count('bar')} "
+                        f"objects={len(objects)} epochs={len(run_epochs)}")
 if screenshot and not failures:
     subprocess.run(flags + [f"--screenshot={screenshot}", "--window-size=1140,420",
                             "--hide-scrollbars", "file://" + page],

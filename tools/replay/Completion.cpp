@@ -10,20 +10,20 @@ _rayjournal_replay() {
   local cur prev words cword
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
-  local commands="summary timeline verify reindex state export diagnose diff completion"
+  local commands="summary timeline verify reindex state export diagnose diff report completion"
   local globals="--journal -o --output --kubeconfig --context --ray-dashboard-address --use-kubernetes-proxy --help"
   local cmd="" journal="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
       --journal) journal="${COMP_WORDS[i+1]}" ;;
-      summary|timeline|verify|reindex|state|export|diagnose|diff|completion)
+      summary|timeline|verify|reindex|state|export|diagnose|diff|report|completion)
         [ -z "$cmd" ] && cmd="${COMP_WORDS[i]}" ;;
     esac
   done
   case "$prev" in
     -o|--output) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
     --journal|--cluster-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --kubeconfig) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --kubeconfig|--html) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "jsonl" -- "$cur")); return ;;
   esac
   local flags=""
@@ -34,6 +34,7 @@ _rayjournal_replay() {
     export) flags="--format --since" ;;
     diagnose) flags="--cluster-dir" ;;
     diff) flags="--against-kube --cluster-dir" ;;
+    report) flags="--html --limit" ;;
     completion) COMPREPLY=($(compgen -W "bash zsh" -- "$cur")); return ;;
   esac
   if [[ "$cur" == -* ]]; then
@@ -61,6 +62,7 @@ _rayjournal_replay() {
     'export:stream records as JSON lines'
     'diagnose:troubleshooting checklist for one RayJob'
     'diff:compare the projection with live RayJob status'
+    'report:the whole journal as one HTML page'
     'completion:print a shell completion script'
   )
   _arguments -C \
@@ -81,6 +83,7 @@ _rayjournal_replay() {
         export) _arguments '--format[format]:format:(jsonl)' '--since[a seq or an RFC 3339 time]:position:' ;;
         diagnose) _arguments '--cluster-dir[embedded cluster store]:directory:_files -/' '1:rayjob:' ;;
         diff) _arguments '--against-kube[compare with Kubernetes]' '--cluster-dir[embedded cluster store]:directory:_files -/' ;;
+        report) _arguments '--html[the page to write]:file:_files' '--limit[newest records]:count:' ;;
         completion) _arguments '1:shell:(bash zsh)' ;;
       esac ;;
   esac

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -416,6 +417,47 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
   });
 }
 
+namespace {
+
+int writePage(const std::string& htmlFile, const std::string& title, const json& records,
+              const std::string& lanes, std::ostream& out) {
+  std::ofstream file(htmlFile);
+  writeTimelineHtml(title, records, file, lanes);
+  file.close();
+  if (!file) {
+    out << "rayjournal-replay: cannot write " << htmlFile << "\n";
+    return 2;
+  }
+  out << "wrote " << htmlFile << ": " << title << ", " << records.size() << " records\n";
+  return 0;
+}
+
+}  // namespace
+
+int reportHtml(const std::string& dir, const std::string& htmlFile, size_t limit,
+               std::ostream& out) {
+  return guarded(out, [&] {
+    auto journal = openReadOnly(dir);
+    std::deque<json> kept;  // the newest `limit` records: memory follows the page, not the journal
+    uint64_t total = 0;
+    journal->scan(0, [&](const wal::Record& r) {
+      bool object = r.object.kind == "RayJob" || r.object.kind == "RayCluster";
+      if (!object && r.type != wal::RecordType::ControllerStarted) return true;
+      json j = events::recordToJson(r);
+      j["text"] = describe(r);
+      kept.push_back(std::move(j));
+      if (kept.size() > limit) kept.pop_front();
+      ++total;
+      return true;
+    });
+    json records(json::value_t::array);
+    for (auto& j : kept) records.push_back(std::move(j));
+    std::string title = "journal " + dir;
+    if (total > limit) title += " (the newest " + std::to_string(limit) + " of " + std::to_string(total) + " records)";
+    return writePage(htmlFile, title, records, "object", out);
+  });
+}
+
 int timelineHtml(const std::string& dir, const Target& target, const std::string& htmlFile,
                  std::ostream& out) {
   return guarded(out, [&] {
@@ -432,15 +474,7 @@ int timelineHtml(const std::string& dir, const Target& target, const std::string
       out << "no records for " << title << "\n";
       return 1;
     }
-    std::ofstream file(htmlFile);
-    writeTimelineHtml(title, records, file);
-    file.close();
-    if (!file) {
-      out << "rayjournal-replay: cannot write " << htmlFile << "\n";
-      return 2;
-    }
-    out << "wrote " << htmlFile << ": " << title << ", " << records.size() << " records\n";
-    return 0;
+    return writePage(htmlFile, title, records, "attempt", out);
   });
 }
 

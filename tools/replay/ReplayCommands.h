@@ -33,6 +33,9 @@ enum class Output { Text, Json };
 
 int summary(const std::string& journalDir, Output output, std::ostream& out);
 int timeline(const std::string& journalDir, const Target& target, bool json, std::ostream& out);
+// The whole journal's last `limit` records as one page, a lane per RayJob and RayCluster.
+int reportHtml(const std::string& journalDir, const std::string& htmlFile, size_t limit,
+               std::ostream& out);
 // The same records as one self-contained HTML page written to htmlFile (TimelineHtml.h).
 int timelineHtml(const std::string& journalDir, const Target& target, const std::string& htmlFile,
                  std::ostream& out);

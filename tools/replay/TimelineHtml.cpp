@@ -32,24 +32,30 @@ tr.selected { background: #fff8c5; } td.text { font-family: ui-monospace, monosp
 <span style="color:#bf8700">◆ deployment status</span><span style="color:#cf222e">▌ operator down (restart)</span></div>
 <div id="chart"></div>
 <table id="records"><thead><tr><th>seq</th><th>time</th><th>epoch</th><th>attempt</th><th>record</th></tr></thead><tbody></tbody></table>
-<script id="data" type="application/json">
+<script id="data" type="application/json" data-lanes="__LANES__">
 __DATA__
 </script>
 <script>
 (function () {
-  const records = JSON.parse(document.getElementById('data').textContent);
+  const data = document.getElementById('data');
+  const all = JSON.parse(data.textContent), byObject = data.dataset.lanes === 'object';
+  const laneOf = r => byObject ? r.object.kind + ' ' + r.object.namespace + '/' + r.object.name
+                               : 'attempt ' + (r.attempt || 1);
+  // Records of no object (a restart's ControllerStarted) only mark epochs.
+  const records = all.filter(r => r.object && r.object.kind);
   const NS = 'http://www.w3.org/2000/svg';
   const el = (name, attrs, parent) => { const e = document.createElementNS(NS, name);
     for (const k in attrs) e.setAttribute(k, attrs[k]); if (parent) parent.appendChild(e); return e; };
   const t = r => r.time_ms;
-  const t0 = Math.min(...records.map(t)), t1 = Math.max(...records.map(t), t0 + 1);
-  const attempts = [...new Set(records.map(r => r.attempt || 1))].sort((a, b) => a - b);
-  const W = 1100, left = 90, laneH = 34, top = 24, H = top + attempts.length * laneH + 24;
+  const t0 = Math.min(...all.map(t)), t1 = Math.max(...all.map(t), t0 + 1);
+  const attempts = byObject ? [...new Set(records.map(laneOf))]
+                            : [...new Set(records.map(laneOf))].sort((a, b) => parseInt(a.slice(8)) - parseInt(b.slice(8)));
+  const W = 1100, left = byObject ? 260 : 90, laneH = 34, top = 24, H = top + attempts.length * laneH + 24;
   const x = v => left + (W - left - 10) * (v - t0) / (t1 - t0);
   const svg = el('svg', {width: W, height: H, id: 'timeline'}, document.getElementById('chart'));
   // Epochs: the span of each operator run; the gap before a later one is a restart.
   const epochs = {};
-  for (const r of records) { const e = epochs[r.epoch] || (epochs[r.epoch] = [t(r), t(r)]);
+  for (const r of all) { const e = epochs[r.epoch] || (epochs[r.epoch] = [t(r), t(r)]);
     e[0] = Math.min(e[0], t(r)); e[1] = Math.max(e[1], t(r)); }
   const ids = Object.keys(epochs).map(Number).sort((a, b) => a - b);
   ids.forEach((id, i) => { const [a, b] = epochs[id];
@@ -63,12 +69,12 @@ __DATA__
   attempts.forEach((a, i) => { laneY[a] = top + i * laneH;
     const g = el('g', {class: 'lane', 'data-attempt': a}, svg);
     el('rect', {class: 'lane-bg', x: left, y: laneY[a], width: W - left - 10, height: laneH - 6}, g);
-    el('text', {class: 'lane-label', x: 6, y: laneY[a] + 18}, g).textContent = 'attempt ' + a; });
+    el('text', {class: 'lane-label', x: 6, y: laneY[a] + 18}, g).textContent = a; });
   el('line', {class: 'axis', x1: left, x2: W - 10, y1: H - 18, y2: H - 18}, svg);
   for (let i = 0; i <= 5; i++) { const v = t0 + (t1 - t0) * i / 5;
     el('text', {class: 'tick', x: x(v) - 14, y: H - 4}, svg).textContent = ((v - t0) / 1000).toFixed(1) + ' s'; }
   const rows = {}, tbody = document.querySelector('#records tbody');
-  for (const r of records) { const tr = document.createElement('tr'); tr.id = 'seq-' + r.seq;
+  for (const r of all) { const tr = document.createElement('tr'); tr.id = 'seq-' + r.seq;
     for (const v of [r.seq, new Date(r.time_ms).toISOString(), r.epoch, r.attempt, r.text]) { const td = document.createElement('td');
       td.textContent = v; tr.appendChild(td); } tr.lastChild.className = 'text'; tbody.appendChild(tr); rows[r.seq] = tr; }
   const select = seq => { document.querySelectorAll('tr.selected').forEach(e => e.classList.remove('selected'));
@@ -78,7 +84,7 @@ __DATA__
   for (const r of records) if (r.type === 'Outcome' && r.body) outcomes[r.body.intent_seq] = r;
   const resolvedKinds = ['found', 'absent', 'superseded'];
   for (const r of records) { if (r.type !== 'Intent') continue;
-    const o = outcomes[r.seq], end = o ? t(o) : t1, y = laneY[r.attempt || 1] + 4;
+    const o = outcomes[r.seq], end = o ? t(o) : t1, y = laneY[laneOf(r)] + 4;
     const result = o ? (o.body.result || o.body.resolved_after_restart || '') : '';
     const resolved = o && (resolvedKinds.includes(result) || o.epoch !== r.epoch);
     const cls = !o ? 'indoubt' : result === 'error' ? 'error' : result === 'abandoned' ? 'abandoned' : 'ok';
@@ -93,9 +99,9 @@ __DATA__
     if (r.type === 'Intent' && b.action === 'WriteStatus' && b.status && b.status.jobDeploymentStatus !== undefined) {
       cls = 'marker-deploy'; label = 'deployment: ' + (b.status.jobDeploymentStatus || '""'); }
     if (!cls) continue;
-    const m = el('circle', {class: 'marker ' + cls, 'data-seq': r.seq, cx: x(t(r)), cy: laneY[r.attempt || 1] + 26, r: 3.5}, svg);
+    const m = el('circle', {class: 'marker ' + cls, 'data-seq': r.seq, cx: x(t(r)), cy: laneY[laneOf(r)] + 26, r: 3.5}, svg);
     el('title', {}, m).textContent = label + ' (#' + r.seq + ')'; m.addEventListener('click', () => select(r.seq)); }
-  document.body.setAttribute('data-rendered', records.length);
+  document.body.setAttribute('data-rendered', all.length);
 })();
 </script></body></html>
 )HTML";
@@ -113,7 +119,8 @@ std::string htmlEscaped(const std::string& text) {
 
 }  // namespace
 
-void writeTimelineHtml(const std::string& title, const json& records, std::ostream& out) {
+void writeTimelineHtml(const std::string& title, const json& records, std::ostream& out,
+                       const std::string& lanes) {
   std::string page = kPage;
   // "</" inside the embedded JSON would end its script element: escape the slash.
   std::string data = records.dump();
@@ -121,6 +128,7 @@ void writeTimelineHtml(const std::string& title, const json& records, std::ostre
     data.replace(at, 2, "<\\/");
   for (size_t at; (at = page.find("__TITLE__")) != std::string::npos;)
     page.replace(at, 9, htmlEscaped(title));
+  page.replace(page.find("__LANES__"), 9, lanes == "object" ? "object" : "attempt");
   page.replace(page.find("__DATA__"), 8, data);
   out << page;
 }

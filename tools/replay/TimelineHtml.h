@@ -14,7 +14,8 @@ namespace rayjournal::replay {
 
 // records: the object's records as events::recordToJson gives them, each with its "text" (the
 // timeline's one-line description) added; title: "RayJob ns/name".
+// lanes: "attempt" (one RayJob's page) or "object" (report: one lane per RayJob and RayCluster).
 void writeTimelineHtml(const std::string& title, const nlohmann::json& records,
-                       std::ostream& out);
+                       std::ostream& out, const std::string& lanes = "attempt");
 
 }  // namespace rayjournal::replay

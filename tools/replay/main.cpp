@@ -13,6 +13,7 @@ struct Args {
   std::string journal = "./rayjournal-data/journal", target, at, since, format = "jsonl",
               output = "text", shell, html;
   bool json = false, againstKube = false;
+  size_t limit = 20000;
   LiveOptions live;
 };
 
@@ -63,6 +64,11 @@ void addCommands(CLI::App& app, Args& a) {
   diff->add_flag("--against-kube", a.againstKube, "compare with Kubernetes (required)")->required();
   diff->add_option("--cluster-dir", a.live.clusterDir,
                    "read the embedded cluster's store instead of a live cluster");
+  auto* report = command(app, "report", "the whole journal as one HTML page (--html FILE), a lane per RayJob and RayCluster");
+  report->add_option("--html", a.html, "the page to write")->required();
+  report->add_option("--limit", a.limit, "the newest records to draw (bounds the page and the memory)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   auto* completion = command(app, "completion", "print a shell completion script (bash or zsh)");
   completion->add_option("shell", a.shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
 }
@@ -90,6 +96,7 @@ int run(const CLI::App& app, const Args& a, const std::optional<Target>& t) {
   if (is("export")) return exportJsonl(a.journal, position(a.since, "--since"), std::cout);
   if (is("diagnose")) return diagnose(a.journal, *t, a.live, out, std::cout);
   if (is("diff")) return diffAgainstKube(a.journal, a.live, out, std::cout);
+  if (is("report")) return reportHtml(a.journal, a.html, a.limit, std::cout);
   if (is("completion")) return printCompletion(a.shell, std::cout);
   return 2;
 }
