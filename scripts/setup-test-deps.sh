@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Debian packages only the tests need (not the build or the image): Chromium, the real browser
-# that renders rayjournal-replay's HTML timeline in tests/scenario/timeline_html_test.py.
+# that renders rayjournal-replay's HTML timeline (tests/scenario/timeline_html_test.py), and
+# tmux, the real terminal the live table is read from (tests/scenario/live_table_test.py).
 # Idempotent, as scripts/setup-deps.sh.
 set -euo pipefail
-packages=(chromium)
+packages=(chromium tmux)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -243,16 +244,45 @@ void showProgress(sim::SimKube& kube, bool tty, std::map<std::string, std::strin
   }
 }
 
+int terminalWidth() {
+  winsize size{};
+  return ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 ? size.ws_col : 160;
+}
+
+// The live table of every RayJob, its footer from the journal, sized to the terminal now (so a
+// resize takes effect at the next redraw).
+void paintTable(const EmbeddedOptions& options, sim::SimKube& kube, wal::Journal& journal,
+                double elapsed) {
+  std::vector<LiveRow> rows;
+  LiveFooter footer;
+  int64_t now = SystemClock().nowMs();
+  for (const auto& doc : kube.list("RayJob", "")) {
+    rows.push_back(liveRowOf(doc, now));
+    footer.byStatus[rows.back().deployment]++;
+  }
+  footer.records = journal.latestSeq();
+  footer.syncs = journal.stats().syncs;
+  footer.elapsedSeconds = elapsed;
+  options.screen->paint(renderLiveTable(rows, footer, terminalWidth(), options.colour));
+}
+
 // Moves the simulated world until a signal, idleness (--exit-when-idle) or the timeout; the
 // exit code.
 int runWorld(const EmbeddedOptions& options, sim::SimKube& kube, sim::SimWorld& world,
-             runtime::Stack& stack) {
+             runtime::Stack& stack, wal::Journal& journal) {
   bool tty = options.progress && isatty(STDOUT_FILENO);
   std::map<std::string, std::string> shown;
   auto start = std::chrono::steady_clock::now();
+  auto painted = start - std::chrono::seconds(1);
   while (!gStop) {
     world.advance();
-    showProgress(kube, tty, shown);
+    auto now = std::chrono::steady_clock::now();
+    if (options.screen && now - painted >= std::chrono::milliseconds(200)) {
+      paintTable(options, kube, journal, std::chrono::duration<double>(now - start).count());
+      painted = now;
+    } else if (!options.screen) {
+      showProgress(kube, tty, shown);
+    }
     if (options.exitWhenIdle && stack.idle()) return 0;
     if (options.timeoutSeconds > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
@@ -264,6 +294,16 @@ int runWorld(const EmbeddedOptions& options, sim::SimKube& kube, sim::SimWorld& 
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return 0;
+}
+
+// At exit: the final table, then what happened and what to try next.
+void finishScreen(const EmbeddedOptions& options, sim::SimKube& kube, wal::Journal& journal,
+                  double elapsed) {
+  paintTable(options, kube, journal, elapsed);
+  options.screen->release();
+  std::vector<json> summaries;
+  for (const auto& doc : kube.list("RayJob", "")) summaries.push_back(summaryOf(doc));
+  options.screen->paint(finalNotes(summaries, options.journalDir, options.logFile));
 }
 
 void writeSummary(sim::SimKube& kube, const std::string& path) {
@@ -316,7 +356,11 @@ int runEmbedded(const EmbeddedOptions& options) {
   recovered = true;
   watch.running();
   JournalUpkeep upkeep(*journal, upkeepFor(options.upkeep, stack, clock));
-  code = runWorld(options, kube, world, stack);
+  auto began = std::chrono::steady_clock::now();
+  code = runWorld(options, kube, world, stack, *journal);
+  if (options.screen)
+    finishScreen(options, kube, *journal,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
   stack.stop();
   stack.maybeCheckpoint(true);
   if (status) status->stop();

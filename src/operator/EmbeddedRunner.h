@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "operator/JournalUpkeep.h"
+#include "operator/LiveTable.h"
 #include "runtime/Stack.h"
 
 namespace rayjournal::operator_ {
@@ -23,6 +24,11 @@ struct EmbeddedOptions {
   bool progress = true;
   std::string metricsAddress;  // empty: no /metrics, /healthz, /readyz
   runtime::StackOptions stack;
+  // On a terminal: the live table is drawn here (null: progress lines as log lines), in
+  // colour unless --no-color or NO_COLOR; the decision log went to logFile.
+  LiveScreen* screen = nullptr;
+  bool colour = true;
+  std::string logFile;
 };
 
 // Returns the process exit code.

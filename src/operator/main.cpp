@@ -1,17 +1,25 @@
 // rayjournal-operator: the RayJob operator. With --kubeconfig (or in a pod) it runs against
 // that Kubernetes cluster; otherwise against the embedded simulated cluster.
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "operator/EmbeddedRunner.h"
 #include "operator/KubeRayEnvironment.h"
 #include "operator/KubeRunner.h"
+#include "operator/LiveTable.h"
 
 namespace {
 
@@ -24,6 +32,7 @@ struct Flags {
   KubeOptions kube;
   std::string kubeconfig, logFormat = "text", logLevel = "info", metricsAddress, featureGates,
       watchNamespace;
+  bool verbose = false, noColor = false;
   bool forceEmbedded = false;
   int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000;
   double leaseS = 15, renewS = 10, retryS = 2, retentionHours = 168;
@@ -151,6 +160,53 @@ void addLeaderAndLogFlags(CLI::App& app, Flags& f) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   app.add_option("--log-level", f.logLevel, "trace, debug, info, warn, error")->capture_default_str();
+  app.add_flag("--verbose", f.verbose,
+               "embedded mode on a terminal: decision log lines on the screen instead of the "
+               "live table (they go to <data dir>/operator.log otherwise)");
+  app.add_flag("--no-color", f.noColor, "no colour in the live table (also: NO_COLOR set)");
+}
+
+// Warnings and errors reach the screen above the live table; the rest goes to the log file.
+class ScreenSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit ScreenSink(rayjournal::operator_::LiveScreen& screen) : screen_(screen) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t text;
+    formatter_->format(msg, text);
+    std::string line = fmt::to_string(text);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    screen_.above(line);
+  }
+  void flush_() override {}
+
+ private:
+  rayjournal::operator_::LiveScreen& screen_;
+};
+
+// The embedded demo on a terminal, text logs and no --verbose: the live table, and the decision
+// log in a file beside the journal (its path printed once).
+bool setUpLiveTable(Flags& f, rayjournal::operator_::LiveScreen& screen) {
+  const bool embedded = f.forceEmbedded || (f.kubeconfig.empty() && !std::getenv("KUBERNETES_SERVICE_HOST"));
+  if (!embedded || !f.embedded.progress || f.verbose || f.logFormat != "text" ||
+      !isatty(STDOUT_FILENO))
+    return false;
+  std::filesystem::path data = std::filesystem::path(f.embedded.journalDir).parent_path();
+  std::error_code ec;
+  std::filesystem::create_directories(data.empty() ? "." : data, ec);
+  const std::string logFile = (data.empty() ? std::filesystem::path(".") : data) / "operator.log";
+  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(logFile);
+  auto warnings = std::make_shared<ScreenSink>(screen);
+  warnings->set_level(spdlog::level::warn);
+  auto logger = std::make_shared<spdlog::logger>("rayjournal", spdlog::sinks_init_list{file, warnings});
+  logger->set_level(spdlog::level::from_str(f.logLevel));
+  spdlog::set_default_logger(logger);
+  f.embedded.screen = &screen;
+  f.embedded.colour = !f.noColor && !std::getenv("NO_COLOR");
+  f.embedded.logFile = logFile;
+  std::cout << "rayjournal: the decision log goes to " << logFile << " (--verbose shows it here)\n";
+  return true;
 }
 
 // Every flag can also come from the environment: --journal-dir is RAYJOURNAL_JOURNAL_DIR.
@@ -256,6 +312,8 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   setUpLogging(f);
+  rayjournal::operator_::LiveScreen screen(std::cout);
+  setUpLiveTable(f, screen);
   if (!applyDecisionSettings(f)) return 2;
   if (!f.forceEmbedded && (!f.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST")))
     return runAgainstKubernetes(f);
