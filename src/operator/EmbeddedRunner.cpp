@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -252,12 +253,13 @@ int terminalWidth() {
 // The live table of every RayJob, its footer from the journal, sized to the terminal now (so a
 // resize takes effect at the next redraw).
 void paintTable(const EmbeddedOptions& options, sim::SimKube& kube, wal::Journal& journal,
-                double elapsed) {
+                double elapsed, std::set<std::string>& seen) {
   std::vector<LiveRow> rows;
   LiveFooter footer;
   int64_t now = SystemClock().nowMs();
   for (const auto& doc : kube.list("RayJob", "")) {
     rows.push_back(liveRowOf(doc, now));
+    seen.insert(rows.back().name);
     footer.byStatus[rows.back().deployment]++;
   }
   footer.records = journal.latestSeq();
@@ -269,7 +271,7 @@ void paintTable(const EmbeddedOptions& options, sim::SimKube& kube, wal::Journal
 // Moves the simulated world until a signal, idleness (--exit-when-idle) or the timeout; the
 // exit code.
 int runWorld(const EmbeddedOptions& options, sim::SimKube& kube, sim::SimWorld& world,
-             runtime::Stack& stack, wal::Journal& journal) {
+             runtime::Stack& stack, wal::Journal& journal, std::set<std::string>& seen) {
   bool tty = options.progress && isatty(STDOUT_FILENO);
   std::map<std::string, std::string> shown;
   auto start = std::chrono::steady_clock::now();
@@ -278,7 +280,7 @@ int runWorld(const EmbeddedOptions& options, sim::SimKube& kube, sim::SimWorld& 
     world.advance();
     auto now = std::chrono::steady_clock::now();
     if (options.screen && now - painted >= std::chrono::milliseconds(200)) {
-      paintTable(options, kube, journal, std::chrono::duration<double>(now - start).count());
+      paintTable(options, kube, journal, std::chrono::duration<double>(now - start).count(), seen);
       painted = now;
     } else if (!options.screen) {
       showProgress(kube, tty, shown);
@@ -298,12 +300,21 @@ int runWorld(const EmbeddedOptions& options, sim::SimKube& kube, sim::SimWorld& 
 
 // At exit: the final table, then what happened and what to try next.
 void finishScreen(const EmbeddedOptions& options, sim::SimKube& kube, wal::Journal& journal,
-                  double elapsed) {
-  paintTable(options, kube, journal, elapsed);
+                  double elapsed, std::set<std::string>& seen) {
+  std::set<std::string> before = seen;
+  paintTable(options, kube, journal, elapsed, seen);
   options.screen->release();
   std::vector<json> summaries;
-  for (const auto& doc : kube.list("RayJob", "")) summaries.push_back(summaryOf(doc));
-  options.screen->paint(finalNotes(summaries, options.journalDir, options.logFile));
+  std::set<std::string> now;
+  for (const auto& doc : kube.list("RayJob", "")) {
+    summaries.push_back(summaryOf(doc));
+    now.insert(summaries.back()["namespace"].get<std::string>() + "/" +
+               summaries.back()["name"].get<std::string>());
+  }
+  std::vector<std::string> deleted;
+  for (const auto& key : before)
+    if (!now.count(key)) deleted.push_back(key);
+  options.screen->paint(finalNotes(summaries, options.journalDir, options.logFile, deleted));
 }
 
 void writeSummary(sim::SimKube& kube, const std::string& path) {
@@ -357,10 +368,12 @@ int runEmbedded(const EmbeddedOptions& options) {
   watch.running();
   JournalUpkeep upkeep(*journal, upkeepFor(options.upkeep, stack, clock));
   auto began = std::chrono::steady_clock::now();
-  code = runWorld(options, kube, world, stack, *journal);
+  std::set<std::string> seen;  // RayJobs the table showed
+  code = runWorld(options, kube, world, stack, *journal, seen);
   if (options.screen)
     finishScreen(options, kube, *journal,
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(),
+                 seen);
   stack.stop();
   stack.maybeCheckpoint(true);
   if (status) status->stop();

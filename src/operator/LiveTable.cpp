@@ -112,7 +112,8 @@ std::vector<std::string> renderLiveTable(const std::vector<LiveRow>& rows, const
 }
 
 std::vector<std::string> finalNotes(const std::vector<json>& rayjobs, const std::string& journalDir,
-                                    const std::string& logFile) {
+                                    const std::string& logFile,
+                                    const std::vector<std::string>& deleted) {
   std::vector<std::string> notes{"", "What happened:"};
   std::string retried, example = rayjobs.empty() ? "" : text(rayjobs[0], "namespace") + "/" + text(rayjobs[0], "name");
   for (const auto& j : rayjobs) {
@@ -133,6 +134,9 @@ std::vector<std::string> finalNotes(const std::vector<json>& rayjobs, const std:
       notes.push_back("  " + key + " is " + (status.empty() ? "New" : status) + ".");
     }
   }
+  for (const auto& key : deleted)
+    notes.push_back("  " + key + " was deleted during the run (its deletion rule, or a user); " +
+                    "its history stays in the journal.");
   if (notes.size() == 2) notes.push_back("  every RayJob ran once and completed.");
   const std::string pick = retried.empty() ? example : retried;
   notes.push_back("");

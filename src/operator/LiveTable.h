@@ -34,8 +34,10 @@ std::vector<std::string> renderLiveTable(const std::vector<LiveRow>& rows, const
                                          int width, bool colour);
 // What happened, one sentence per RayJob that did more than run once to success, then the next
 // commands to try, naming a real RayJob of this run.
+// deleted: RayJobs shown during the run that no longer exist (a DeleteSelf rule, a user).
 std::vector<std::string> finalNotes(const std::vector<nlohmann::json>& rayjobs,
-                                    const std::string& journalDir, const std::string& logFile);
+                                    const std::string& journalDir, const std::string& logFile,
+                                    const std::vector<std::string>& deleted = {});
 
 // The terminal: paint() replaces the last painted lines; above() prints a line (a warning)
 // above them and paints them again. Writes to out only; never blocks on anything but out.

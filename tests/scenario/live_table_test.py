@@ -47,6 +47,7 @@ if "EXIT=0" not in plain:
 if re.search(r"\[(info|debug)\]", plain):
     failures.append("a decision log line reached the screen:\n" + plain)
 for want in ["NAMESPACE/NAME", "DEPLOYMENT STATUS", "What happened:", "Try next:",
+             "default/rayjob-deletion-rules was deleted during the run",
              "rayjournal-replay --journal", "timeline default/rayjob-retry", "kill -9"]:
     if want not in plain:
         failures.append(f"'{want}' is not on the screen:\n{plain}")

@@ -54,12 +54,14 @@ TEST(LiveTableTest, ClosingNotesSayWhatHappenedAndWhatToTryWithARealRayJob) {
       {{"namespace", "default"}, {"name", "retry"}, {"jobDeploymentStatus", "Complete"},
        {"failed", 1}, {"reason", ""}},
       {{"namespace", "default"}, {"name", "wait"}, {"jobDeploymentStatus", "Waiting"}, {"failed", 0}}};
-  auto notes = finalNotes(jobs, "rayjournal-data/journal", "rayjournal-data/operator.log");
+  auto notes = finalNotes(jobs, "rayjournal-data/journal", "rayjournal-data/operator.log",
+                          {"default/gone"});
   std::string all;
   for (const auto& n : notes) all += n + "\n";
   EXPECT_NE(all.find("default/retry failed 1 attempt and was retried on a new RayCluster; it ended Complete."),
             std::string::npos) << all;
   EXPECT_NE(all.find("default/wait waits for a user-set spec.jobId"), std::string::npos);
+  EXPECT_NE(all.find("default/gone was deleted during the run"), std::string::npos);
   EXPECT_EQ(all.find("default/ok "), std::string::npos) << "nothing to say about a plain success";
   EXPECT_NE(all.find("rayjournal-replay --journal rayjournal-data/journal timeline default/retry"),
             std::string::npos);
