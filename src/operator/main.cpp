@@ -166,6 +166,10 @@ void addLeaderAndLogFlags(CLI::App& app, Flags& f) {
   app.add_flag("--no-color", f.noColor, "no colour in the live table (also: NO_COLOR set)");
 }
 
+// The terminal of the live table. Built before main, so it outlives spdlog's registry (built on
+// first use, in main) and the sink that writes to it.
+rayjournal::operator_::LiveScreen gScreen(std::cout);
+
 // Warnings and errors reach the screen above the live table; the rest goes to the log file.
 class ScreenSink : public spdlog::sinks::base_sink<std::mutex> {
  public:
@@ -312,8 +316,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   setUpLogging(f);
-  rayjournal::operator_::LiveScreen screen(std::cout);
-  setUpLiveTable(f, screen);
+  setUpLiveTable(f, gScreen);
   if (!applyDecisionSettings(f)) return 2;
   if (!f.forceEmbedded && (!f.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST")))
     return runAgainstKubernetes(f);
