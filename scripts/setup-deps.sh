@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rayjournal builds and tests with. Idempotent: a package that is
 # already installed is not installed again, and apt-get update runs only when something is missing.
+# With arguments it installs those packages instead (scripts/setup-test-deps.sh).
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -9,6 +10,7 @@ packages=(
   zlib1g-dev libbz2-dev liblz4-dev libsnappy-dev libzstd-dev
   openssl python3-venv
 )
+[ $# -gt 0 ] && packages=("$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
