@@ -244,10 +244,10 @@ uint64_t Journal::submit(Writer& w) {
   return w.firstSeq;
 }
 
-void Journal::fillAndCollect(Writer& w, std::vector<WriteOp>& ops) {
+void Journal::fillAndCollect(Writer& w, std::vector<WriteOp>& ops, uint64_t& bytes) {
   for (auto& r : *w.records) {
     std::string value = encodeRecord(r);
-    stats_.bytes += value.size();
+    bytes += value.size();
     if (!r.object.empty())
       ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq), ""});
     if (w.checkpointState && r.type == RecordType::Checkpoint) {
@@ -279,8 +279,9 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   std::exception_ptr error;
   std::vector<WriteOp> ops;
+  uint64_t bytes = 0;  // counted into stats_ under the lock: stats() reads it from any thread
   try {
-    for (Writer* w : group) fillAndCollect(*w, ops);
+    for (Writer* w : group) fillAndCollect(*w, ops, bytes);
     storage_->write(ops, sync);
   } catch (...) {
     error = std::current_exception();
@@ -293,6 +294,7 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
         for (const auto& r : *w->records) listener_(r);
     }
     lastSeq_ = next;
+    stats_.bytes += bytes;
     stats_.writes++;
     stats_.appends += next - group.front()->firstSeq + 1;
     if (sync) {

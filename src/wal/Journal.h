@@ -186,7 +186,7 @@ class Journal {
   // Throws CorruptionError unless every seq in [expected, present) is a lost one.
   void requireLost(uint64_t expected, uint64_t present, const std::string& what) const;
   void appendSalvageRecord();
-  void fillAndCollect(Writer& writer, std::vector<WriteOp>& ops);
+  void fillAndCollect(Writer& writer, std::vector<WriteOp>& ops, uint64_t& bytes);
   void runGroup(std::unique_lock<std::mutex>& lock);
   uint64_t submit(std::vector<Record>& records, bool sync);
   uint64_t submit(Writer& writer);
