@@ -321,7 +321,10 @@ void Executor::postEvent(const Subject& s, const EventNote& note) {
                {"reportingController", reportingController(s.kind)},
                {"reportingInstance", reportingController(s.kind) + "-" + reportingHost()},
                {"eventTime", toRfc3339Micro(clock_.nowMs())}};
-    kube_.create("Event", std::move(event));
+    if (events_)
+      events_->post(std::move(event));
+    else
+      kube_.create("Event", std::move(event));
   } catch (const std::exception& e) {
     spdlog::warn("could not post event {} for {} {}: {}", note.reason, s.kind, s.key(), e.what());
   }

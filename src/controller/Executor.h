@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "adapters/Clock.h"
+#include "adapters/kube/EventRecorder.h"
 #include "adapters/kube/KubeClient.h"
 #include "adapters/ray/RayJobsClient.h"
 #include "controller/Plan.h"
@@ -57,6 +58,8 @@ class Executor {
   };
   std::vector<ExecResult> executeAll(const std::vector<Decision>& decisions);
   ExecResult execute(const RayJob& job, Plan& plan) { return execute(subjectOf(job), plan); }
+  // Events go through the recorder when one is set (off the reconcile path), else inline.
+  void setEventRecorder(kube::EventRecorder* recorder) { events_ = recorder; }
   // Posts a Kubernetes Event about the subject (best effort: a failure is only logged).
   void postEvent(const Subject& subject, const EventNote& note);
   void postEvent(const RayJob& job, const EventNote& note) { postEvent(subjectOf(job), note); }
@@ -82,6 +85,7 @@ class Executor {
 
   wal::Journal& journal_;
   kube::KubeClient& kube_;
+  kube::EventRecorder* events_ = nullptr;
   ray::RayJobsClient& ray_;
   const Clock& clock_;
   std::atomic<uint64_t> eventCounter_{0};

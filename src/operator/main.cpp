@@ -105,9 +105,9 @@ void addClusterFlags(CLI::App& app, Flags& f) {
                  "the embedded simulated cluster)");
   app.add_option("--context", kubeOptions.context, "kubeconfig context (default: current)");
   app.add_flag("--embedded", f.forceEmbedded, "use the embedded simulated cluster even in a pod");
-  app.add_option("--kube-api-qps", kubeOptions.kube.qps, "client-side rate limit (<= 0: none)")
+  app.add_option("--kube-api-qps", kubeOptions.kube.qps, "client-side rate limit per resource kind, as KubeRay's --qps (<= 0: none)")
       ->capture_default_str();
-  app.add_option("--kube-api-burst", kubeOptions.kube.burst, "client-side burst")
+  app.add_option("--kube-api-burst", kubeOptions.kube.burst, "client-side burst per resource kind, as KubeRay's --burst")
       ->capture_default_str();
   app.add_option("--kube-api-timeout-ms", f.kubeTimeoutMs, "timeout of each API request")
       ->capture_default_str()

@@ -35,7 +35,12 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
       clusters_(clusterReconciler_, clock,
                 {"RayCluster", options_.clusterWorkers, options_.maxBatch,
                  [this](const std::string& key) { return mayReconcileCluster(key); },
-                 [this](const std::string&, const Result&, double) { maybeCheckpoint(); }}) {}
+                 [this](const std::string&, const Result&, double) { maybeCheckpoint(); }}) {
+  if (options_.workers > 0) {
+    events_ = std::make_unique<kube::EventRecorder>(cache_);
+    executor_.setEventRecorder(events_.get());
+  }
+}
 
 Stack::~Stack() {
   stop();

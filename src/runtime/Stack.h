@@ -109,6 +109,9 @@ class Stack {
   projection::JobProjection projection_;
   kube::InformerCache cache_;
   controller::Executor executor_;
+  // Events off the reconcile path when workers run on threads; the stepped simulation posts them
+  // inline, in order. Destroyed before the cache it posts through.
+  std::unique_ptr<kube::EventRecorder> events_;
   RayJobReconciler rayJobReconciler_;
   RayClusterReconciler clusterReconciler_;
   Controller rayJobs_;

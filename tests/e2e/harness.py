@@ -194,6 +194,7 @@ class ControlPlane:
         self.bin = os.path.join(cache, "bin")
         self.dir = workdir
         self.procs = {}
+        self.apiserver_flags = []  # more kube-apiserver flags (the benchmark's audit log)
         self.etcd_port, self.peer_port, self.api_port = free_port(), free_port(), free_port()
 
     def certs(self):
@@ -274,7 +275,7 @@ current-context: e2e
             f"--service-account-key-file={d}/sa.pub",
             f"--service-account-signing-key-file={d}/sa.key",
             "--allow-privileged=true", "--disable-admission-plugins=ServiceAccount",
-            "--endpoint-reconciler-type=none"], d).start()
+            "--endpoint-reconciler-type=none", *self.apiserver_flags], d).start()
         wait_until("kube-apiserver /readyz", self.ready, 120, 0.5)
 
     def ready(self):

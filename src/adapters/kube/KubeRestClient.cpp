@@ -117,7 +117,7 @@ http::HttpResponse KubeRestClient::call(const std::string& method, const std::st
                                         const std::string& body, const std::string& contentType) {
   const bool read = method == "GET";
   for (int attempt = 0;; ++attempt) {
-    limiter_.acquire();
+    limiter_.acquire(path);
     http::Headers headers = authHeaders();
     if (!body.empty()) headers["Content-Type"] = contentType;
     http::HttpResponse res;
@@ -230,7 +230,7 @@ json KubeRestClient::mergePatch(const std::string& kind, const std::string& ns,
 
 http::HttpResponse KubeRestClient::raw(const std::string& method, const std::string& path,
                                        const std::string& body, const http::Headers& headers) {
-  limiter_.acquire();
+  limiter_.acquire(path);
   http::Headers all = authHeaders();
   for (const auto& [k, v] : headers) all[k] = v;
   return http_.request(method, path, body, all);
@@ -329,7 +329,7 @@ void KubeRestClient::streamOnce(const std::string& kind, const std::string& sele
   w.delivered = false;
   w.malformed.clear();
   std::string errorBody;
-  limiter_.acquire();
+  limiter_.acquire(target);
   int status = watchHttp_.stream(
       target, authHeaders(),
       [&](const std::string& line) { return onWatchLine(kind, line, w, callback); },

@@ -2,7 +2,7 @@
 // Guarantees: API errors become ApiError with the server's code and reason (a connection
 // failure is code 0, reason "Unreachable", naming the server); GETs and LISTs are retried on
 // 429/5xx and 429 on writes, honouring Retry-After; every request passes the client-side rate
-// limit. watch() runs an informer-style loop per kind in its own thread: list, then watch from
+// limit of its resource (one token bucket per resource kind, as client-go's per-kind REST clients). watch() runs an informer-style loop per kind in its own thread: list, then watch from
 // the list's resourceVersion with bookmarks, resume from the last resourceVersion when the
 // stream ends, relist on 410 Gone (synthesising Deleted for objects that vanished meanwhile),
 // reconnect with backoff. Thread-safe. Blocking: calls until the server answers.
@@ -22,7 +22,7 @@
 namespace rayjournal::kube {
 
 struct KubeRestOptions {
-  double qps = 100;  // KubeRay's defaults
+  double qps = 100;  // KubeRay's defaults, per resource kind (RateLimiter.h)
   int burst = 200;
   std::chrono::milliseconds timeout{30000};
   int watchTimeoutSeconds = 300;                      // server-side end of each watch request
@@ -106,7 +106,7 @@ class KubeRestClient : public KubeClient {
   KubeRestOptions options_;
   http::HttpClient http_;
   http::HttpClient watchHttp_;  // separate pool: long-lived streams
-  RateLimiter limiter_;
+  ResourceRateLimiters limiter_;  // one bucket per resource, as client-go under controller-runtime
   std::mutex tokenMu_;
   std::string token_;
   std::chrono::steady_clock::time_point tokenReadAt_{};

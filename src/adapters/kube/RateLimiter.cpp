@@ -40,3 +40,50 @@ void RateLimiter::acquire() {
 }
 
 }  // namespace rayjournal::kube
+
+namespace rayjournal::kube {
+
+namespace {
+
+std::string_view nextSegment(std::string_view& rest) {
+  while (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
+  size_t end = rest.find('/');
+  std::string_view segment = rest.substr(0, end);
+  rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+  return segment;
+}
+
+}  // namespace
+
+std::string resourceOfPath(std::string_view path) {
+  path = path.substr(0, path.find('?'));
+  std::string_view rest = path;
+  std::string_view root = nextSegment(rest);
+  if (root == "api") {
+    nextSegment(rest);  // version
+  } else if (root == "apis") {
+    nextSegment(rest);  // group
+    nextSegment(rest);  // version
+  } else {
+    return std::string(root);
+  }
+  std::string_view resource = nextSegment(rest);
+  if (resource == "namespaces") {
+    std::string_view afterNamespace = rest;
+    nextSegment(afterNamespace);  // the namespace's name
+    std::string_view namespaced = nextSegment(afterNamespace);
+    if (!namespaced.empty()) resource = namespaced;
+  }
+  return std::string(resource);
+}
+
+RateLimiter& ResourceRateLimiters::forPath(std::string_view path) {
+  std::string resource = resourceOfPath(path);
+  std::lock_guard lock(mu_);
+  auto it = buckets_.find(resource);
+  if (it == buckets_.end())
+    it = buckets_.emplace(resource, std::make_unique<RateLimiter>(qps_, burst_)).first;
+  return *it->second;
+}
+
+}  // namespace rayjournal::kube

@@ -1,0 +1,77 @@
+#include "adapters/kube/EventRecorder.h"
+
+#include <spdlog/spdlog.h>
+
+namespace rayjournal::kube {
+
+namespace {
+
+std::string describe(const nlohmann::json& event) {
+  const auto& regarding = event.value("regarding", nlohmann::json::object());
+  return event.value("reason", "") + " for " + regarding.value("kind", "") + " " +
+         regarding.value("namespace", "") + "/" + regarding.value("name", "");
+}
+
+}  // namespace
+
+EventRecorder::EventRecorder(KubeClient& kube, size_t capacity,
+                             std::chrono::milliseconds drainTimeout)
+    : kube_(kube), capacity_(capacity), drainTimeout_(drainTimeout), thread_([this] { run(); }) {}
+
+EventRecorder::~EventRecorder() {
+  {
+    std::unique_lock lock(mu_);
+    idle_.wait_for(lock, drainTimeout_, [this] { return queue_.empty() && !busy_; });
+    stopping_ = true;
+    if (!queue_.empty())
+      spdlog::warn("{} Events not posted at shutdown (the API server is slow or unreachable)",
+                   queue_.size());
+    queue_.clear();
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void EventRecorder::post(nlohmann::json event) {
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.size() >= capacity_) {
+      if (dropped_++ % 1000 == 0)
+        spdlog::warn("Event queue full ({} queued): dropped {} ({} dropped so far)", capacity_,
+                     describe(event), dropped_.load());
+      return;
+    }
+    queue_.push_back(std::move(event));
+  }
+  wake_.notify_one();
+}
+
+void EventRecorder::flush() {
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [this] { return (queue_.empty() && !busy_) || stopping_; });
+}
+
+void EventRecorder::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) break;
+    nlohmann::json event = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    std::string what = describe(event);
+    try {
+      kube_.create("Event", std::move(event));
+      ++posted_;
+    } catch (const std::exception& e) {
+      spdlog::warn("could not post Event {}: {}", what, e.what());
+    }
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) idle_.notify_all();
+  }
+  idle_.notify_all();
+}
+
+}  // namespace rayjournal::kube

@@ -1,0 +1,51 @@
+// Posts Kubernetes Events off the reconcile path, as client-go's event broadcaster does for
+// KubeRay: post() queues the Event and returns at once; one thread creates them in order.
+// An Event is best effort (KubeRay's recorder drops them when its queue of 1000 is full, and
+// never makes a reconcile wait for one), so a full queue drops the new Event and counts it,
+// and a failed create is logged, not retried. The journal, not Events, is the record of what
+// the operator did. Thread-safe. Lifetime: the KubeClient must outlive this object; the
+// destructor stops after the queue is drained or `drainTimeout` passed, whichever is first.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "adapters/kube/KubeClient.h"
+
+namespace rayjournal::kube {
+
+class EventRecorder {
+ public:
+  EventRecorder(KubeClient& kube, size_t capacity = 1000,
+                std::chrono::milliseconds drainTimeout = std::chrono::milliseconds(2000));
+  ~EventRecorder();
+  EventRecorder(const EventRecorder&) = delete;
+  EventRecorder& operator=(const EventRecorder&) = delete;
+
+  // Never blocks on the API server.
+  void post(nlohmann::json event);
+  // Blocks until every Event queued so far was created (or failed).
+  void flush();
+  uint64_t dropped() const { return dropped_; }
+  uint64_t posted() const { return posted_; }
+
+ private:
+  void run();
+
+  KubeClient& kube_;
+  const size_t capacity_;
+  const std::chrono::milliseconds drainTimeout_;
+  std::mutex mu_;
+  std::condition_variable wake_, idle_;
+  std::deque<nlohmann::json> queue_;
+  bool busy_ = false, stopping_ = false;
+  std::atomic<uint64_t> dropped_{0}, posted_{0};
+  std::thread thread_;
+};
+
+}  // namespace rayjournal::kube

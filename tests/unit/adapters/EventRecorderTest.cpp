@@ -1,0 +1,71 @@
+// Events leave the reconcile path: a slow API server never makes post() wait, a full queue
+// drops (and counts) rather than grows, and what was queued is created in order.
+#include "adapters/kube/EventRecorder.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "adapters/sim/SimKube.h"
+
+namespace rayjournal::kube {
+namespace {
+
+using nlohmann::json;
+
+// The simulated API server, except that Event creates wait until released.
+struct HeldEventsKube : sim::SimKube {
+  using SimKube::SimKube;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool released = false;
+  Snapshot create(const std::string& kind, json object) override {
+    if (kind == "Event") {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [this] { return released; });
+    }
+    return SimKube::create(kind, std::move(object));
+  }
+  void release() {
+    {
+      std::lock_guard lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  }
+};
+
+json event(int i) {
+  return {{"metadata", {{"name", "e" + std::to_string(i)}, {"namespace", "default"}}},
+          {"reason", "Created"},
+          {"regarding", {{"kind", "RayJob"}, {"namespace", "default"}, {"name", "j"}}}};
+}
+
+TEST(EventRecorderTest, PostDoesNotWaitForTheApiServerAndEveryQueuedEventIsCreated) {
+  ManualClock clock;
+  HeldEventsKube kube(clock);
+  EventRecorder recorder(kube, 100);
+  for (int i = 0; i < 10; ++i) recorder.post(event(i));  // returns with every create held
+  EXPECT_EQ(kube.list("Event", "default").size(), 0u);
+  kube.release();
+  recorder.flush();
+  EXPECT_EQ(kube.list("Event", "default").size(), 10u);
+  EXPECT_EQ(recorder.posted(), 10u);
+  EXPECT_EQ(recorder.dropped(), 0u);
+}
+
+TEST(EventRecorderTest, AFullQueueDropsNewEventsInsteadOfGrowing) {
+  ManualClock clock;
+  HeldEventsKube kube(clock);
+  EventRecorder recorder(kube, 3);
+  for (int i = 0; i < 20; ++i) recorder.post(event(i));
+  kube.release();
+  recorder.flush();
+  size_t created = kube.list("Event", "default").size();
+  EXPECT_LE(created, 4u) << "3 queued, at most 1 already taken by the poster";
+  EXPECT_EQ(created + recorder.dropped(), 20u);
+}
+
+}  // namespace
+}  // namespace rayjournal::kube
