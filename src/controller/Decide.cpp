@@ -1,6 +1,7 @@
 #include "controller/Decide.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "adapters/TimeFormat.h"
 #include "controller/Builders.h"
@@ -22,6 +23,9 @@ struct Ctx {
   // The status write runs even if an earlier intent fails: it records that failure's streak
   // (a submission that keeps failing starts the status-check timer).
   bool statusAfterFailure = false;
+  // Where in the plan the status write goes when an intent after it depends on it being durable
+  // in Kubernetes first (the identities it names); by default it is the last intent.
+  std::optional<size_t> statusAt;
 
   bool selectorMode() const { return !job.spec.clusterSelector.empty(); }
   void intent(Action a, std::string target, model::ApiObject object = nullptr) {
@@ -67,6 +71,10 @@ bool deadlinesPassed(Ctx& c, bool activeDeadline, bool preRunningDeadline) {
   return false;
 }
 
+bool ensureCluster(Ctx& c);
+
+constexpr int64_t kMirrorUnreadyClusterAfterMs = 10000;
+
 void decideNew(Ctx& c) {
   if (!c.job.hasFinalizer()) c.intent(Action::AddFinalizer, c.job.name);
   uint32_t incarnation = std::max<uint32_t>(c.facts.nextIncarnation, uint32_t(c.st.failed) + 1);
@@ -89,6 +97,17 @@ void decideNew(Ctx& c) {
       uint32_t(c.st.failed + 1), incarnation, c.st.rayClusterName, c.st.jobId});
   c.plan.why = "new attempt: identities " + c.st.rayClusterName + " / " +
                (c.st.jobId.empty() ? "(interactive)" : c.st.jobId);
+  // KubeRay creates the RayCluster one reconcile later; here it is created in the same plan,
+  // after the status write that names it (a crash between the two leaves a status that names
+  // the cluster, and the next decision creates that one, never a second). That saves a round
+  // through the queue and the RayCluster side starts while the RayJob's own writes still wait
+  // for their rate limit.
+  if (!c.selectorMode() && !c.job.spec.suspend && !c.o.cluster) {
+    c.statusAt = c.plan.intents.size();
+    std::string why = c.plan.why;
+    ensureCluster(c);
+    c.plan.why = why + "; creating RayCluster " + c.st.rayClusterName;
+  }
 }
 
 // Returns false when the cluster is not usable yet (the plan says what to do meanwhile).
@@ -102,8 +121,10 @@ bool ensureCluster(Ctx& c) {
       c.plan.why = "clusterSelector cluster " + c.st.rayClusterName + " not found";
       return false;
     }
+    RayJob withStatus = c.job;  // the status being built names the submission (SidecarMode)
+    withStatus.status = c.st;
     c.intent(Action::CreateRayCluster, c.st.rayClusterName,
-             rayClusterFor(c.job, c.st.rayClusterName,
+             rayClusterFor(withStatus, c.st.rayClusterName,
                            {c.cfg.loginShell, c.cfg.gates.sidecarSubmitterRestart}));
     c.plan.why = "creating RayCluster " + c.st.rayClusterName;
     return false;
@@ -134,7 +155,12 @@ void decideInitializing(Ctx& c) {
   if (!ensureCluster(c)) return;
   if (c.st.dashboardURL.empty()) {
     if (!clusterReadyNow(*c.o.cluster)) {
-      c.st.rayClusterStatus = c.o.cluster->status;
+      // KubeRay writes every change of a cluster that is not ready yet into the RayJob. A cluster
+      // that is ready within its first seconds is shown with the Running write instead (one
+      // RayJob write fewer per lifecycle, on the kind that limits throughput); one that takes
+      // longer, the one a user looks into, is mirrored as KubeRay does.
+      if (c.passed(c.st.startTime, kMirrorUnreadyClusterAfterMs))
+        c.st.rayClusterStatus = c.o.cluster->status;
       c.plan.why = "waiting for RayCluster " + c.st.rayClusterName + " to be ready";
       return;
     }
@@ -658,7 +684,7 @@ void decideState(Ctx& c) {
 }  // namespace
 
 Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const DecideConfig& cfg) {
-  Ctx c{o, facts, nowMs, cfg, o.job, o.job.status, {}};
+  Ctx c{o, facts, nowMs, cfg, o.job, o.job.status, {}, false, std::nullopt};
   c.plan.requeueAfterMs = cfg.requeueMs;
   if (c.job.spec.managedBy && *c.job.spec.managedBy != "ray.io/kuberay-operator") {
     c.plan.requeueAfterMs.reset();
@@ -687,8 +713,11 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
   RayJobStatus ignoringMessage = c.st;
   ignoringMessage.message = c.job.status.message;
   if (ignoringMessage != c.job.status) {
-    c.intent(Action::WriteStatus, c.job.name, statusObject(c.st));
-    c.plan.intents.back().runsAfterFailure = c.statusAfterFailure;
+    Intent write{Action::WriteStatus, c.job.name, statusObject(c.st)};
+    write.runsAfterFailure = c.statusAfterFailure;
+    auto at = c.plan.intents.begin() + std::min(c.statusAt.value_or(c.plan.intents.size()),
+                                                c.plan.intents.size());
+    c.plan.intents.insert(at, std::move(write));
   }
   return std::move(c.plan);
 }

@@ -29,12 +29,24 @@ TEST(LifecycleScenario, K8sJobModeHappyPathCompletesAndKeepsSubmitter) {
 TEST(LifecycleScenario, IdentitiesAreInStatusBeforeAnyChildExists) {
   SimHarness h;
   h.apply(sampleRayJob("ids"));
+  // The first decision also creates the RayCluster; when its intent is durable (the last
+  // moment before the create), the status in Kubernetes must already name it.
+  json statusAtCreate;
+  std::string created;
+  h.executor->hook = [&](controller::Executor::Stage stage, const controller::Intent& i,
+                         uint64_t) {
+    if (stage == controller::Executor::Stage::IntentDurable &&
+        i.action == controller::Action::CreateRayCluster) {
+      statusAtCreate = h.rayjob("ids")["status"];
+      created = i.target;
+      EXPECT_TRUE(h.kube.list("RayCluster", "default").empty());
+    }
+  };
   h.reconciler->reconcile("default/ids");  // the first decision alone
-  json st = h.rayjob("ids")["status"];
-  EXPECT_EQ(st["jobDeploymentStatus"], "Initializing");
-  EXPECT_FALSE(st.value("rayClusterName", "").empty());
-  EXPECT_FALSE(st.value("jobId", "").empty());
-  EXPECT_TRUE(h.kube.list("RayCluster", "default").empty());
+  ASSERT_FALSE(created.empty()) << "the first decision creates the RayCluster";
+  EXPECT_EQ(statusAtCreate["jobDeploymentStatus"], "Initializing");
+  EXPECT_EQ(statusAtCreate.value("rayClusterName", ""), created);
+  EXPECT_FALSE(statusAtCreate.value("jobId", "").empty());
   auto finalizers = h.rayjob("ids")["metadata"]["finalizers"];
   EXPECT_EQ(finalizers, json::array({"ray.io/rayjob-finalizer"}));
 }

@@ -437,3 +437,58 @@ TEST(DecideTest, AnUnknownSubmissionModeFailsValidationNamingIt) {
 
 }  // namespace
 }  // namespace rayjournal::controller
+
+namespace rayjournal::controller {
+namespace {
+
+// A new RayJob's first plan creates its RayCluster (one round through the queue fewer than
+// KubeRay), but only after the status write that names it: a crash between the two must leave a
+// status naming the cluster, so that the next decision creates that one and never a second.
+TEST(DecideTest, ANewRayJobCreatesItsRayClusterAfterTheStatusThatNamesIt) {
+  Plan plan = decide(observed(manifest()), {}, 1000, {});
+  std::vector<Action> actions;
+  for (const auto& i : plan.intents) actions.push_back(i.action);
+  ASSERT_EQ(actions, (std::vector<Action>{Action::AddFinalizer, Action::WriteStatus,
+                                          Action::CreateRayCluster}));
+  EXPECT_EQ(plan.intents[1].object->value("jobDeploymentStatus", ""), "Initializing");
+  EXPECT_EQ(plan.intents[1].object->value("rayClusterName", ""), plan.intents[2].target);
+
+  json suspended = manifest();
+  suspended["spec"]["suspend"] = true;
+  for (const auto& i : decide(observed(suspended), {}, 1000, {}).intents)
+    EXPECT_NE(i.action, Action::CreateRayCluster) << "a suspended RayJob gets no cluster";
+  json selector = manifest();
+  selector["spec"].erase("rayClusterSpec");
+  selector["spec"]["clusterSelector"] = {{"ray.io/cluster", "shared"}};
+  for (const auto& i : decide(observed(selector), {}, 1000, {}).intents)
+    EXPECT_NE(i.action, Action::CreateRayCluster) << "a clusterSelector RayJob creates none";
+}
+
+}  // namespace
+}  // namespace rayjournal::controller
+
+namespace rayjournal::controller {
+namespace {
+
+// A RayCluster still starting is not mirrored into the RayJob in its first 10 s (it is, with
+// the Running write, once ready); one that takes longer is, as KubeRay shows it.
+TEST(DecideTest, AnUnreadyClusterIsMirroredOnlyOnceItTakesLongerThanTenSeconds) {
+  json doc = manifest();
+  doc["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
+  doc["status"] = {{"jobDeploymentStatus", "Initializing"},
+                   {"rayClusterName", "c"},
+                   {"jobId", "j"},
+                   {"observedGeneration", 1},
+                   {"startTime", toRfc3339(0)}};
+  Observed o = observed(doc);
+  json owner = ownerRef();
+  o.cluster = clusterOf({{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
+                         {"status", {{"state", ""}, {"desiredWorkerReplicas", 1}}}});
+  EXPECT_TRUE(writtenStatus(decide(o, {}, 9000, {})).is_null()) << "9 s: not yet";
+  json late = writtenStatus(decide(o, {}, 11000, {}));
+  ASSERT_FALSE(late.is_null()) << "11 s: the cluster's status is shown";
+  EXPECT_EQ(late["rayClusterStatus"].value("desiredWorkerReplicas", 0), 1);
+}
+
+}  // namespace
+}  // namespace rayjournal::controller
