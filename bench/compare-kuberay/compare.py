@@ -90,8 +90,8 @@ def peak_rss_mib(pid):
 class Operator:
     """One operator under test, restartable; CPU and peak RSS summed over its incarnations."""
 
-    def __init__(self, name, work, cp, dashboard):
-        self.name, self.work, self.cp, self.dashboard = name, work, cp, dashboard
+    def __init__(self, name, work, cp, dashboard, extra=()):
+        self.name, self.work, self.cp, self.dashboard, self.extra = name, work, cp, dashboard, extra
         self.proc, self.incarnations = None, 0
         self.cpu, self.rss = 0.0, 0.0
         self.journal = os.path.join(work, "journal")
@@ -100,11 +100,12 @@ class Operator:
     def command(self):
         if self.name == "kuberay":
             return [os.path.join(CACHE, "bin", f"kuberay-operator-{KUBERAY_VERSION}"),
-                    f"--kubeconfig={self.cp.bench_kubeconfig}", f"--dashboard-address={self.dashboard}"]
+                    f"--kubeconfig={self.cp.bench_kubeconfig}", f"--dashboard-address={self.dashboard}",
+                    *self.extra]
         return [os.path.join(ROOT, "build/bin/rayjournal-operator"),
                 f"--kubeconfig={self.cp.bench_kubeconfig}", f"--journal-dir={self.journal}",
                 f"--ray-dashboard-address={self.dashboard}",
-                f"--metrics-bind-address=127.0.0.1:{self.metrics_port}"]
+                f"--metrics-bind-address=127.0.0.1:{self.metrics_port}", *self.extra]
 
     def start(self):
         self.incarnations += 1
@@ -200,11 +201,15 @@ def one_run(args, operator, mode, n, base):
                                   f"--port-file={port_file}", f"--out={out}",
                                   f"--timeout={args.timeout}s"], work).start()
         wait_until("world ready", lambda: (read_json(progress) or {}).get("phase") == "ready", 120, 0.1)
-        op = Operator(operator, work, cp, open(port_file).read().strip())
+        extra = (args.kuberay_args if operator == "kuberay" else args.rayjournal_args).split()
+        op = Operator(operator, work, cp, open(port_file).read().strip(), extra)
         op.start()
-        apiserver_cpu0 = cpu_seconds(cp.procs["kube-apiserver"].proc.pid)
+        others = {"apiserver": cp.procs["kube-apiserver"], "etcd": cp.procs["etcd"],
+                  "controller_manager": cp.procs["kube-controller-manager"]}
+        cpu0 = {k: cpu_seconds(p.proc.pid) for k, p in others.items()}
         drive(args, op, world, progress, n)
-        apiserver_cpu = cpu_seconds(cp.procs["kube-apiserver"].proc.pid) - apiserver_cpu0
+        cpu = {k: round(cpu_seconds(p.proc.pid) - cpu0[k], 2) for k, p in others.items()}
+        apiserver_cpu = cpu["apiserver"]
         op.stop()
         result = read_json(out)
         if result is None:
@@ -220,7 +225,7 @@ def one_run(args, operator, mode, n, base):
     result.update({"operator": operator, "kills": args.kills, "operator_cpu_seconds": round(op.cpu, 2),
                    "operator_cpu_ms_per_rayjob": round(op.cpu * 1000 / n, 2),
                    "operator_peak_rss_mib": round(op.rss, 1),
-                   "apiserver_cpu_seconds": round(apiserver_cpu, 2),
+                   "apiserver_cpu_seconds": round(apiserver_cpu, 2), "other_cpu_seconds": cpu,
                    "api_requests": requests, "api_requests_per_rayjob": round(total / n, 2)})
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
@@ -278,6 +283,8 @@ def main():
     p.add_argument("--kills", type=int, default=0, help="SIGKILLs of the operator per run")
     p.add_argument("--timeout", type=int, default=1200, help="seconds per run before giving up")
     p.add_argument("--json", default="compare-kuberay.json", help="result file")
+    p.add_argument("--kuberay-args", default="", help="extra flags for KubeRay (default: none)")
+    p.add_argument("--rayjournal-args", default="", help="extra flags for rayjournal (default: none)")
     p.add_argument("--keep", action="store_true", help="keep each run's directory (logs, audit log)")
     p.add_argument("--build", action="store_true", help="build both operators and the control plane first")
     args = p.parse_args()

@@ -301,6 +301,8 @@ events::Result Executor::changeFinalizer(bool add, kube::Snapshot& current) {
 }
 
 void Executor::postEvent(const Subject& s, const EventNote& note) {
+  if (note.type == "Warning") spdlog::warn("{} {}: {}: {}", s.kind, s.key(), note.reason, note.message);
+  if (!normalEvents_ && note.type != "Warning") return;
   try {
     json event{{"apiVersion", "events.k8s.io/v1"},
                {"kind", "Event"},
@@ -328,7 +330,6 @@ void Executor::postEvent(const Subject& s, const EventNote& note) {
   } catch (const std::exception& e) {
     spdlog::warn("could not post event {} for {} {}: {}", note.reason, s.kind, s.key(), e.what());
   }
-  if (note.type == "Warning") spdlog::warn("{} {}: {}: {}", s.kind, s.key(), note.reason, note.message);
 }
 
 }  // namespace rayjournal::controller

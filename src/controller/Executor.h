@@ -60,6 +60,9 @@ class Executor {
   ExecResult execute(const RayJob& job, Plan& plan) { return execute(subjectOf(job), plan); }
   // Events go through the recorder when one is set (off the reconcile path), else inline.
   void setEventRecorder(kube::EventRecorder* recorder) { events_ = recorder; }
+  // false: only Warning Events reach Kubernetes (--events warnings); the Normal ones (a child
+  // created or deleted as planned) stay in the journal, as every intent and outcome does.
+  void postNormalEvents(bool post) { normalEvents_ = post; }
   // Posts a Kubernetes Event about the subject (best effort: a failure is only logged).
   void postEvent(const Subject& subject, const EventNote& note);
   void postEvent(const RayJob& job, const EventNote& note) { postEvent(subjectOf(job), note); }
@@ -86,6 +89,7 @@ class Executor {
   wal::Journal& journal_;
   kube::KubeClient& kube_;
   kube::EventRecorder* events_ = nullptr;
+  bool normalEvents_ = true;
   ray::RayJobsClient& ray_;
   const Clock& clock_;
   std::atomic<uint64_t> eventCounter_{0};

@@ -31,7 +31,7 @@ struct Flags {
   EmbeddedOptions embedded;
   KubeOptions kube;
   std::string kubeconfig, logFormat = "text", logLevel = "info", metricsAddress, featureGates,
-      watchNamespace;
+      watchNamespace, events = "all";
   bool verbose = false, noColor = false;
   bool forceEmbedded = false;
   int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000;
@@ -52,9 +52,19 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
                "exit 0 once every RayJob is at rest and no work is scheduled");
   app.add_option("--summary-json", options.summaryJson,
                  "write one JSON object per RayJob to this file at exit");
-  app.add_option("--workers", options.stack.workers, "reconcile workers")
+  app.add_option("--workers", options.stack.workers, "RayJob reconcile workers")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  app.add_option("--raycluster-workers", options.stack.clusterWorkers,
+                 "RayCluster reconcile workers")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app.add_option("--events", f.events,
+                 "all: the Events KubeRay posts; warnings: only Warning Events (the Normal ones, a "
+                 "child created or deleted as planned, stay in the journal; a third of the API "
+                 "requests of a RayJob's lifecycle)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"all", "warnings"}));
   app.add_option("--max-batch", options.stack.maxBatch,
                  "ready keys one worker reconciles together; one journal fsync makes all their "
                  "intents durable (1: one key at a time)")
@@ -282,6 +292,7 @@ int runAgainstKubernetes(Flags& f) {
 bool applyDecisionSettings(Flags& f) {
   rayjournal::controller::DecideConfig& decide = f.embedded.stack.decide;
   decide.requeueMs = f.requeueMs;
+  f.embedded.stack.normalEvents = f.events == "all";
   f.embedded.upkeep.keepMs = int64_t(f.retentionHours * 3600 * 1000);
   for (const std::string& line : rayjournal::operator_::applyKubeRayEnvironment(
            decide, [](const char* name) { return std::getenv(name); }))

@@ -36,8 +36,9 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
                 {"RayCluster", options_.clusterWorkers, options_.maxBatch,
                  [this](const std::string& key) { return mayReconcileCluster(key); },
                  [this](const std::string&, const Result&, double) { maybeCheckpoint(); }}) {
+  executor_.postNormalEvents(options_.normalEvents);
   if (options_.workers > 0) {
-    events_ = std::make_unique<kube::EventRecorder>(cache_);
+    events_ = std::make_unique<kube::EventRecorder>(cache_, 10000);
     executor_.setEventRecorder(events_.get());
   }
 }

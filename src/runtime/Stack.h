@@ -27,6 +27,7 @@ namespace rayjournal::runtime {
 struct StackOptions {
   int workers = 2;         // RayJob workers; 0: stepped by step() (deterministic simulation)
   int clusterWorkers = 2;  // RayCluster workers (0 as well when stepped)
+  bool normalEvents = true;  // false: only Warning Events are posted (--events warnings)
   // Ready keys one worker reconciles together, their intents made durable by one journal flush.
   size_t maxBatch = 16;
   bool manageRayClusters = true;  // false: leave RayClusters to another controller (KubeRay)

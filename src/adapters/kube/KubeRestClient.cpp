@@ -65,6 +65,34 @@ const char* propagationName(Propagation p) {
   }
 }
 
+// The API server's managedFields (field ownership for server-side apply, often larger than the
+// rest of the metadata) are read by nothing here: they are dropped as each object arrives, so
+// neither the cache nor the watch's tombstones hold them. A PUT without them leaves the server's
+// as they are (a client that does not know the field cannot clear it).
+void dropManagedFields(json& object) {
+  auto metadata = object.find("metadata");
+  if (metadata != object.end() && metadata->is_object()) metadata->erase("managedFields");
+}
+
+void dropManagedFieldsOfAnswer(json& doc) {
+  dropManagedFields(doc);
+  auto items = doc.find("items");
+  if (items == doc.end() || !items->is_array()) return;
+  for (auto& item : *items) dropManagedFields(item);
+}
+
+// What a watch remembers of an object to report its deletion when a relist no longer lists it:
+// its identity, owners and labels (what a Deleted event's handlers read), not the whole object.
+json tombstoneOf(const json& o) {
+  json t{{"kind", o.value("kind", "")}, {"apiVersion", o.value("apiVersion", "")}};
+  const json& m = o["metadata"];
+  for (const char* field : {"name", "namespace", "uid", "resourceVersion", "labels",
+                            "ownerReferences"}) {
+    if (auto it = m.find(field); it != m.end()) t["metadata"][field] = *it;
+  }
+  return t;
+}
+
 std::string objectKey(const json& o) {
   return o["metadata"].value("namespace", "") + "/" + o["metadata"].value("name", "");
 }
@@ -151,6 +179,7 @@ json KubeRestClient::callJson(const std::string& method, const std::string& path
     if (doc.is_discarded())
       throw ApiError(res.status, "InvalidResponse",
                      method + " " + path + ": the API server's answer is not JSON");
+    dropManagedFieldsOfAnswer(doc);
     return doc;
   }
   std::string reason = doc.is_object() ? doc.value("reason", "") : "";
@@ -265,13 +294,13 @@ std::string KubeRestClient::relist(const std::string& kind, const std::string& n
   for (auto& item : doc["items"]) {
     item["kind"] = kind;
     item["apiVersion"] = doc.value("apiVersion", "");
-    now[objectKey(item)] = item;
+    now[objectKey(item)] = tombstoneOf(item);
   }
   for (const auto& [key, old] : known) {
     if (!now.count(key)) callback(WatchEventType::Deleted, old);
   }
-  for (const auto& [key, item] : now) {
-    auto it = known.find(key);
+  for (const auto& item : doc["items"]) {
+    auto it = known.find(objectKey(item));
     if (it == known.end()) {
       callback(WatchEventType::Added, item);
     } else if (it->second["metadata"].value("resourceVersion", "") !=
@@ -296,6 +325,7 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
     return false;
   }
   json& o = event["object"];
+  dropManagedFields(o);
   if (type == "ERROR") {
     w.gone = o.value("code", 0) == 410;
     if (!w.gone) spdlog::warn("watch {}: {}", kind, o.value("message", line));
@@ -310,8 +340,7 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
     w.known.erase(key);
     callback(WatchEventType::Deleted, o);
   } else {
-    bool added = !w.known.count(key);
-    w.known[key] = o;
+    bool added = w.known.insert_or_assign(key, tombstoneOf(o)).second;
     callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
   }
   w.failures = 0;

@@ -79,7 +79,7 @@ class KubeRestClient : public KubeClient {
   // What one watch of a kind carries from stream to stream.
   struct WatchState {
     std::string ns;  // "" for all namespaces
-    std::map<std::string, json> known;
+    std::map<std::string, json> known;  // key -> tombstone (tombstoneOf)
     std::string resourceVersion;
     int failures = 0;
     bool gone = false;        // the stream said 410: relist

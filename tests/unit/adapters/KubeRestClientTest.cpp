@@ -266,3 +266,29 @@ TEST(KubeRestClientTest, UnreachableServerIsAnErrorNamingTheServer) {
 
 }  // namespace
 }  // namespace rayjournal::kube
+
+namespace rayjournal::kube {
+namespace {
+
+// managedFields are dropped as objects arrive (a get, a list's items, a write's answer): the
+// cache would otherwise hold the server's field-ownership bookkeeping of every object.
+TEST(KubeRestClientTest, ManagedFieldsAreDroppedAsObjectsArrive) {
+  const std::string withFields =
+      R"({"kind":"RayJob","metadata":{"name":"a","namespace":"n","managedFields":[{"manager":"kubectl"}]}})";
+  const std::string list = R"({"apiVersion":"ray.io/v1","metadata":{"resourceVersion":"5"},"items":[)" +
+                           withFields + "]}";
+  ScriptedServer server({{200, withFields}, {200, list}, {201, withFields}});
+  auto client = clientFor(server);
+  auto got = client.get("RayJob", "n", "a");
+  ASSERT_TRUE(got);
+  EXPECT_FALSE((*got)["metadata"].contains("managedFields"));
+  auto listed = client.list("RayJob", "n");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_FALSE(listed[0]["metadata"].contains("managedFields"));
+  Snapshot created = client.create("RayJob", json::parse(kRayJob));
+  EXPECT_FALSE((*created)["metadata"].contains("managedFields"));
+  EXPECT_EQ((*created)["metadata"]["name"], "a");
+}
+
+}  // namespace
+}  // namespace rayjournal::kube

@@ -203,3 +203,34 @@ TEST(EventNotesTest, CreateNotesAsEachKubeRayControllerWordsThem) {
 
 }  // namespace
 }  // namespace rayjournal::controller
+
+namespace rayjournal::controller {
+namespace {
+
+// --events warnings: a delete as planned posts nothing, a failed one still posts its Warning;
+// both outcomes stay in the journal.
+TEST_F(ExecutorTest, WithWarningsOnlyANormalEventIsNotPostedAndAWarningIs) {
+  executor.postNormalEvents(false);
+  Subject job;
+  job.kind = "RayJob";
+  job.ns = "default";
+  job.name = "j";
+  job.uid = "uid-j";
+  kube.create("RayCluster", {{"apiVersion", "ray.io/v1"},
+                             {"kind", "RayCluster"},
+                             {"metadata", {{"name", "j-abcde"}, {"namespace", "default"}}}});
+  kube.injectFault({"remove", "Job", 1, 500, "InternalError", false});
+  Plan plan;
+  plan.intents.push_back({Action::DeleteRayCluster, "j-abcde", nullptr});
+  Plan failing;
+  failing.intents.push_back({Action::DeleteSubmitterJob, "j", nullptr});
+  executor.execute(job, plan);
+  executor.execute(job, failing);
+  std::vector<std::string> reasons;
+  for (const auto& e : kube.list("Event", "default")) reasons.push_back(e["reason"]);
+  EXPECT_EQ(reasons, std::vector<std::string>{"FailedToDeleteRayJobSubmitter"});
+  EXPECT_FALSE(kube.get("RayCluster", "default", "j-abcde")) << "the delete itself ran";
+}
+
+}  // namespace
+}  // namespace rayjournal::controller

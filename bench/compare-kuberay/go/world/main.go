@@ -16,6 +16,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,6 +96,10 @@ func main() {
 	requests, submissions := ray.snapshot()
 	r := summarize(o, obs, start, allTerminal, allCleaned, requests, submissions)
 	r.KubeletErrors = kubelet.errors.Load()
+	var usage syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &usage) == nil {
+		r.WorldCPUSeconds = float64(usage.Utime.Nano()+usage.Stime.Nano()) / 1e9
+	}
 	writeResult(o.out, r)
 }
 
@@ -203,29 +208,30 @@ func awaitEnd(o options, obs *observer, start time.Time) (bool, bool) {
 }
 
 type result struct {
-	Mode                  string           `json:"mode"`
-	RayJobs               int              `json:"rayjobs"`
-	AllTerminal           bool             `json:"all_terminal"`
-	AllClustersDeleted    bool             `json:"all_rayclusters_deleted"`
-	Complete              int              `json:"complete"`
-	Failed                int              `json:"failed"`
-	WallSeconds           float64          `json:"wall_seconds"`
-	RayJobsPerMinute      float64          `json:"rayjobs_per_minute"`
-	CleanupSeconds        float64          `json:"cleanup_seconds"`
-	ToRunningP50          float64          `json:"to_running_p50_s"`
-	ToRunningP95          float64          `json:"to_running_p95_s"`
-	ToCompleteP50         float64          `json:"to_complete_p50_s"`
-	ToCompleteP95         float64          `json:"to_complete_p95_s"`
-	RayClusters           int              `json:"rayclusters_created"`
-	RayJobsWithExtraCluster int            `json:"rayjobs_with_more_than_one_raycluster"`
-	SubmitterJobs         int              `json:"submitter_jobs_created"`
-	Submissions           int              `json:"ray_submissions"`
-	DuplicateSubmissions  int              `json:"duplicate_ray_submissions"`
-	RayJobsNotSubmitted   int              `json:"rayjobs_never_submitted"`
-	ExtraAttempts         int64            `json:"extra_attempts"`
-	DashboardRequests     map[string]int64 `json:"dashboard_requests"`
-	DashboardPerRayJob    float64          `json:"dashboard_requests_per_rayjob"`
-	KubeletErrors         int64            `json:"kubelet_errors"`
+	Mode                    string           `json:"mode"`
+	RayJobs                 int              `json:"rayjobs"`
+	AllTerminal             bool             `json:"all_terminal"`
+	AllClustersDeleted      bool             `json:"all_rayclusters_deleted"`
+	Complete                int              `json:"complete"`
+	Failed                  int              `json:"failed"`
+	WallSeconds             float64          `json:"wall_seconds"`
+	RayJobsPerMinute        float64          `json:"rayjobs_per_minute"`
+	CleanupSeconds          float64          `json:"cleanup_seconds"`
+	ToRunningP50            float64          `json:"to_running_p50_s"`
+	ToRunningP95            float64          `json:"to_running_p95_s"`
+	ToCompleteP50           float64          `json:"to_complete_p50_s"`
+	ToCompleteP95           float64          `json:"to_complete_p95_s"`
+	RayClusters             int              `json:"rayclusters_created"`
+	RayJobsWithExtraCluster int              `json:"rayjobs_with_more_than_one_raycluster"`
+	SubmitterJobs           int              `json:"submitter_jobs_created"`
+	Submissions             int              `json:"ray_submissions"`
+	DuplicateSubmissions    int              `json:"duplicate_ray_submissions"`
+	RayJobsNotSubmitted     int              `json:"rayjobs_never_submitted"`
+	ExtraAttempts           int64            `json:"extra_attempts"`
+	DashboardRequests       map[string]int64 `json:"dashboard_requests"`
+	DashboardPerRayJob      float64          `json:"dashboard_requests_per_rayjob"`
+	KubeletErrors           int64            `json:"kubelet_errors"`
+	WorldCPUSeconds         float64          `json:"world_cpu_seconds"`
 }
 
 func summarize(o options, obs *observer, start time.Time, allTerminal, allCleaned bool,

@@ -23,10 +23,10 @@ type rayJobSeen struct {
 }
 
 type observer struct {
-	mu       sync.Mutex
-	jobs     map[string]*rayJobSeen          // RayJob name -> what was seen
-	clusters map[string]map[string]bool      // RayJob name -> RayCluster uids created for it
-	submitters map[string]map[string]bool    // RayJob name -> submitter Job uids
+	mu            sync.Mutex
+	jobs          map[string]*rayJobSeen     // RayJob name -> what was seen
+	clusters      map[string]map[string]bool // RayJob name -> RayCluster uids created for it
+	submitters    map[string]map[string]bool // RayJob name -> submitter Job uids
 	clustersAlive map[string]bool            // RayCluster uid -> not yet deleted
 }
 
