@@ -12,6 +12,7 @@ bash scripts/build.sh
 bash scripts/setup-test-deps.sh
 if [[ "$labels" == *e2e* ]]; then
   bash scripts/build-control-plane.sh
+  bash bench/compare-kuberay/build.sh  # KubeRay and bench-world for e2e.compare_kuberay_smoke
 fi
 other=$(echo "$labels" | tr '|' '\n' | grep -vx e2e | paste -sd '|' || true)
 if [ -n "$other" ]; then

@@ -33,6 +33,7 @@ from harness import ControlPlane, Process, free_port, run, wait_until  # noqa: E
 
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
 KUBERAY_VERSION = os.environ.get("KUBERAY_VERSION", "v1.6.2")
+RAYJOURNAL_OPERATOR = os.path.join(ROOT, "build/bin/rayjournal-operator")
 OPERATOR_USER = "bench-operator"
 AUDIT_POLICY = f"""apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -90,8 +91,9 @@ def peak_rss_mib(pid):
 class Operator:
     """One operator under test, restartable; CPU and peak RSS summed over its incarnations."""
 
-    def __init__(self, name, work, cp, dashboard, extra=()):
+    def __init__(self, name, work, cp, dashboard, extra=(), rayjournal=RAYJOURNAL_OPERATOR):
         self.name, self.work, self.cp, self.dashboard, self.extra = name, work, cp, dashboard, extra
+        self.rayjournal = rayjournal
         self.proc, self.incarnations = None, 0
         self.cpu, self.rss = 0.0, 0.0
         self.journal = os.path.join(work, "journal")
@@ -102,7 +104,7 @@ class Operator:
             return [os.path.join(CACHE, "bin", f"kuberay-operator-{KUBERAY_VERSION}"),
                     f"--kubeconfig={self.cp.bench_kubeconfig}", f"--dashboard-address={self.dashboard}",
                     *self.extra]
-        return [os.path.join(ROOT, "build/bin/rayjournal-operator"),
+        return [self.rayjournal,
                 f"--kubeconfig={self.cp.bench_kubeconfig}", f"--journal-dir={self.journal}",
                 f"--ray-dashboard-address={self.dashboard}",
                 f"--metrics-bind-address=127.0.0.1:{self.metrics_port}", *self.extra]
@@ -202,7 +204,7 @@ def one_run(args, operator, mode, n, base):
                                   f"--timeout={args.timeout}s"], work).start()
         wait_until("world ready", lambda: (read_json(progress) or {}).get("phase") == "ready", 120, 0.1)
         extra = (args.kuberay_args if operator == "kuberay" else args.rayjournal_args).split()
-        op = Operator(operator, work, cp, open(port_file).read().strip(), extra)
+        op = Operator(operator, work, cp, open(port_file).read().strip(), extra, args.rayjournal_operator)
         op.start()
         others = {"apiserver": cp.procs["kube-apiserver"], "etcd": cp.procs["etcd"],
                   "controller_manager": cp.procs["kube-controller-manager"]}
@@ -287,6 +289,7 @@ def main():
     p.add_argument("--rayjournal-args", default="", help="extra flags for rayjournal (default: none)")
     p.add_argument("--keep", action="store_true", help="keep each run's directory (logs, audit log)")
     p.add_argument("--build", action="store_true", help="build both operators and the control plane first")
+    p.add_argument("--rayjournal-operator", default=RAYJOURNAL_OPERATOR, help="the binary to run")
     args = p.parse_args()
     if args.build:
         subprocess.run(["bash", os.path.join(ROOT, "scripts/build.sh")], check=True)
