@@ -715,8 +715,8 @@ Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const Decid
   if (ignoringMessage != c.job.status) {
     Intent write{Action::WriteStatus, c.job.name, statusObject(c.st)};
     write.runsAfterFailure = c.statusAfterFailure;
-    auto at = c.plan.intents.begin() + std::min(c.statusAt.value_or(c.plan.intents.size()),
-                                                c.plan.intents.size());
+    auto at = c.plan.intents.begin() +
+              std::min(c.statusAt.value_or(c.plan.intents.size()), c.plan.intents.size());
     c.plan.intents.insert(at, std::move(write));
   }
   return std::move(c.plan);

@@ -301,7 +301,8 @@ events::Result Executor::changeFinalizer(bool add, kube::Snapshot& current) {
 }
 
 void Executor::postEvent(const Subject& s, const EventNote& note) {
-  if (note.type == "Warning") spdlog::warn("{} {}: {}: {}", s.kind, s.key(), note.reason, note.message);
+  if (note.type == "Warning")
+    spdlog::warn("{} {}: {}: {}", s.kind, s.key(), note.reason, note.message);
   if (!normalEvents_ && note.type != "Warning") return;
   try {
     json event{{"apiVersion", "events.k8s.io/v1"},

@@ -33,8 +33,7 @@ TEST(LifecycleScenario, IdentitiesAreInStatusBeforeAnyChildExists) {
   // moment before the create), the status in Kubernetes must already name it.
   json statusAtCreate;
   std::string created;
-  h.executor->hook = [&](controller::Executor::Stage stage, const controller::Intent& i,
-                         uint64_t) {
+  h.executor->hook = [&](controller::Executor::Stage stage, const controller::Intent& i, uint64_t) {
     if (stage == controller::Executor::Stage::IntentDurable &&
         i.action == controller::Action::CreateRayCluster) {
       statusAtCreate = h.rayjob("ids")["status"];

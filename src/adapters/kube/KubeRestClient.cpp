@@ -86,8 +86,8 @@ void dropManagedFieldsOfAnswer(json& doc) {
 json tombstoneOf(const json& o) {
   json t{{"kind", o.value("kind", "")}, {"apiVersion", o.value("apiVersion", "")}};
   const json& m = o["metadata"];
-  for (const char* field : {"name", "namespace", "uid", "resourceVersion", "labels",
-                            "ownerReferences"}) {
+  for (const char* field :
+       {"name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences"}) {
     if (auto it = m.find(field); it != m.end()) t["metadata"][field] = *it;
   }
   return t;

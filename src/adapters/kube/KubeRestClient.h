@@ -2,10 +2,11 @@
 // Guarantees: API errors become ApiError with the server's code and reason (a connection
 // failure is code 0, reason "Unreachable", naming the server); GETs and LISTs are retried on
 // 429/5xx and 429 on writes, honouring Retry-After; every request passes the client-side rate
-// limit of its resource (one token bucket per resource kind, as client-go's per-kind REST clients). watch() runs an informer-style loop per kind in its own thread: list, then watch from
-// the list's resourceVersion with bookmarks, resume from the last resourceVersion when the
-// stream ends, relist on 410 Gone (synthesising Deleted for objects that vanished meanwhile),
-// reconnect with backoff. Thread-safe. Blocking: calls until the server answers.
+// limit of its resource (one token bucket per resource kind, as client-go's per-kind REST clients).
+// watch() runs an informer-style loop per kind in its own thread: list, then watch from the list's
+// resourceVersion with bookmarks, resume from the last resourceVersion when the stream ends, relist
+// on 410 Gone (synthesising Deleted for objects that vanished meanwhile), reconnect with backoff.
+// Thread-safe. Blocking: calls until the server answers.
 #pragma once
 
 #include <atomic>

@@ -1,12 +1,11 @@
 // Events leave the reconcile path: a slow API server never makes post() wait, a full queue
 // drops (and counts) rather than grows, and what was queued is created in order.
-#include "adapters/kube/EventRecorder.h"
-
 #include <gtest/gtest.h>
 
 #include <condition_variable>
 #include <mutex>
 
+#include "adapters/kube/EventRecorder.h"
 #include "adapters/sim/SimKube.h"
 
 namespace rayjournal::kube {

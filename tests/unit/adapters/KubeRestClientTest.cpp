@@ -275,8 +275,9 @@ namespace {
 TEST(KubeRestClientTest, ManagedFieldsAreDroppedAsObjectsArrive) {
   const std::string withFields =
       R"({"kind":"RayJob","metadata":{"name":"a","namespace":"n","managedFields":[{"manager":"kubectl"}]}})";
-  const std::string list = R"({"apiVersion":"ray.io/v1","metadata":{"resourceVersion":"5"},"items":[)" +
-                           withFields + "]}";
+  const std::string list =
+      R"({"apiVersion":"ray.io/v1","metadata":{"resourceVersion":"5"},"items":[)" + withFields +
+      "]}";
   ScriptedServer server({{200, withFields}, {200, list}, {201, withFields}});
   auto client = clientFor(server);
   auto got = client.get("RayJob", "n", "a");
