@@ -123,6 +123,13 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
                       std::any_of(plan.creates.begin(), plan.creates.end(),
                                   [](const auto& c) { return c.first == "Pod"; });
   plan.status = clusterStatusFor(o, tally);
+  // A pass that creates the last Pods leaves the status to the next pass, which the Pods' own
+  // watch events bring a moment later and which counts them: one status write instead of two
+  // while a cluster starts. A failure to show, or the progress of a cluster created in several
+  // batches, is written now.
+  const bool createsPods = std::any_of(plan.creates.begin(), plan.creates.end(),
+                                       [](const auto& c) { return c.first == "Pod"; });
+  if (createsPods && !plan.more && o.replicaFailure.reason.empty()) plan.status = nullptr;
   plan.why = tally.allReady ? "all " + std::to_string(tally.desired + 1) + " Pods ready"
                             : "waiting for Pods: head " +
                                   std::string(tally.headReady ? "ready" : "not ready") +

@@ -83,7 +83,8 @@ TEST(RayClusterDecideTest, CreatesHeadServiceHeadAndWorkersWithDeterministicName
   EXPECT_EQ(head["metadata"]["labels"]["team"], "a") << "template labels kept";
   EXPECT_EQ(head["metadata"]["ownerReferences"][0]["uid"], "u-1");
   EXPECT_EQ(head["spec"]["containers"][0]["image"], "rayproject/ray:2.60.0");
-  EXPECT_FALSE(plan.status->contains("state"));
+  EXPECT_EQ(plan.status, nullptr)
+      << "the pass that creates Pods leaves the status to the next, which counts them";
   // The same observation gives the same plan: a lost create response is re-created under the
   // same name (AlreadyExists), never a second head (W14).
   EXPECT_EQ(createdNames(decideOn(cluster(), {}, false)), createdNames(plan));
@@ -198,7 +199,11 @@ TEST(RayClusterDecideTest, CustomHeadServiceNameIsHonoured) {
   c["spec"]["headGroupSpec"]["headService"] = {{"metadata", {{"name", "my-head"}}}};
   ClusterPlan plan = decideOn(c, {}, false);
   EXPECT_EQ((*plan.creates[0].second)["metadata"]["name"], "my-head");
-  EXPECT_EQ((*plan.status)["head"]["serviceName"], "my-head");
+  std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
+                         pod("c1-gpu-worker-1", true)};
+  ClusterPlan next = decideOn(c, shared(pods), true);
+  ASSERT_TRUE(next.status != nullptr);
+  EXPECT_EQ((*next.status)["head"]["serviceName"], "my-head");
 }
 
 json failedPod(const std::string& name, const std::string& phase) {
