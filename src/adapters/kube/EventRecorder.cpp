@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace rayjournal::kube {
 
 namespace {
@@ -14,14 +16,16 @@ std::string describe(const nlohmann::json& event) {
 
 }  // namespace
 
-EventRecorder::EventRecorder(KubeClient& kube, size_t capacity,
+EventRecorder::EventRecorder(KubeClient& kube, size_t capacity, int posters,
                              std::chrono::milliseconds drainTimeout)
-    : kube_(kube), capacity_(capacity), drainTimeout_(drainTimeout), thread_([this] { run(); }) {}
+    : kube_(kube), capacity_(capacity), drainTimeout_(drainTimeout) {
+  for (int i = 0; i < std::max(1, posters); ++i) threads_.emplace_back([this] { run(); });
+}
 
 EventRecorder::~EventRecorder() {
   {
     std::unique_lock lock(mu_);
-    idle_.wait_for(lock, drainTimeout_, [this] { return queue_.empty() && !busy_; });
+    idle_.wait_for(lock, drainTimeout_, [this] { return queue_.empty() && busy_ == 0; });
     stopping_ = true;
     if (!queue_.empty())
       spdlog::warn("{} Events not posted at shutdown (the API server is slow or unreachable)",
@@ -29,7 +33,7 @@ EventRecorder::~EventRecorder() {
     queue_.clear();
   }
   wake_.notify_all();
-  thread_.join();
+  for (auto& t : threads_) t.join();
 }
 
 void EventRecorder::post(nlohmann::json event) {
@@ -48,7 +52,7 @@ void EventRecorder::post(nlohmann::json event) {
 
 void EventRecorder::flush() {
   std::unique_lock lock(mu_);
-  idle_.wait(lock, [this] { return (queue_.empty() && !busy_) || stopping_; });
+  idle_.wait(lock, [this] { return (queue_.empty() && busy_ == 0) || stopping_; });
 }
 
 void EventRecorder::run() {
@@ -58,7 +62,7 @@ void EventRecorder::run() {
     if (stopping_) break;
     nlohmann::json event = std::move(queue_.front());
     queue_.pop_front();
-    busy_ = true;
+    ++busy_;
     lock.unlock();
     std::string what = describe(event);
     try {
@@ -68,8 +72,8 @@ void EventRecorder::run() {
       spdlog::warn("could not post Event {}: {}", what, e.what());
     }
     lock.lock();
-    busy_ = false;
-    if (queue_.empty()) idle_.notify_all();
+    --busy_;
+    if (queue_.empty() && busy_ == 0) idle_.notify_all();
   }
   idle_.notify_all();
 }

@@ -1,5 +1,7 @@
 // Posts Kubernetes Events off the reconcile path, as client-go's event broadcaster does for
-// KubeRay: post() queues the Event and returns at once; one thread creates them in order.
+// KubeRay: post() queues the Event and returns at once; `posters` threads create them, oldest
+// first (a create is a round trip to the API server: one thread alone manages only a few dozen a
+// second under load, fewer than the reconcilers produce).
 // An Event is best effort (KubeRay's recorder drops them when its queue of 1000 is full, and
 // never makes a reconcile wait for one), so a full queue drops the new Event and counts it,
 // and a failed create is logged, not retried. The journal, not Events, is the record of what
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "adapters/kube/KubeClient.h"
 
@@ -21,8 +24,8 @@ namespace rayjournal::kube {
 
 class EventRecorder {
  public:
-  EventRecorder(KubeClient& kube, size_t capacity = 1000,
-                std::chrono::milliseconds drainTimeout = std::chrono::milliseconds(2000));
+  EventRecorder(KubeClient& kube, size_t capacity = 1000, int posters = 4,
+                std::chrono::milliseconds drainTimeout = std::chrono::milliseconds(5000));
   ~EventRecorder();
   EventRecorder(const EventRecorder&) = delete;
   EventRecorder& operator=(const EventRecorder&) = delete;
@@ -43,9 +46,10 @@ class EventRecorder {
   std::mutex mu_;
   std::condition_variable wake_, idle_;
   std::deque<nlohmann::json> queue_;
-  bool busy_ = false, stopping_ = false;
+  int busy_ = 0;  // posters creating an Event now
+  bool stopping_ = false;
   std::atomic<uint64_t> dropped_{0}, posted_{0};
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace rayjournal::kube

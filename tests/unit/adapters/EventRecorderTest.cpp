@@ -57,12 +57,12 @@ TEST(EventRecorderTest, PostDoesNotWaitForTheApiServerAndEveryQueuedEventIsCreat
 TEST(EventRecorderTest, AFullQueueDropsNewEventsInsteadOfGrowing) {
   ManualClock clock;
   HeldEventsKube kube(clock);
-  EventRecorder recorder(kube, 3);
+  EventRecorder recorder(kube, 3, 1);
   for (int i = 0; i < 20; ++i) recorder.post(event(i));
   kube.release();
   recorder.flush();
   size_t created = kube.list("Event", "default").size();
-  EXPECT_LE(created, 4u) << "3 queued, at most 1 already taken by the poster";
+  EXPECT_LE(created, 4u) << "3 queued, at most 1 already taken by the one poster";
   EXPECT_EQ(created + recorder.dropped(), 20u);
 }
 
