@@ -56,8 +56,15 @@ InformerCache::InformerCache(KubeClient& inner, std::set<std::string> kinds,
 }
 
 InformerCache::Entry InformerCache::Store::keep(const Snapshot& object) const {
-  if (!options.packed) return {object, {}};
-  Entry entry{nullptr, json::to_cbor(*object)};
+  if (!options.packed) return {object, {}, nullptr};
+  json head{{"metadata", {{"resourceVersion", resourceVersionOf(*object)}}}};
+  const json& meta = (*object)["metadata"];
+  if (auto refs = meta.find("ownerReferences"); refs != meta.end() && refs->is_array()) {
+    json& owners = head["metadata"]["ownerReferences"] = json::array();
+    for (const auto& ref : *refs)
+      if (auto uid = ref.find("uid"); uid != ref.end()) owners.push_back({{"uid", *uid}});
+  }
+  Entry entry{nullptr, json::to_cbor(*object), std::make_shared<const json>(std::move(head))};
   entry.packed.shrink_to_fit();
   return entry;
 }
@@ -121,9 +128,9 @@ void InformerCache::keepNewer(Store& store, const Snapshot& object) {
   }
   auto slot = store.objects.find(key);
   if (slot != store.objects.end()) {
-    const Snapshot cached = store.read(slot->second);
-    if (!replaces(*object, *cached)) return;
-    indexOwners(store, key, *cached, false);
+    const json& cached = slot->second.identity();
+    if (!replaces(*object, cached)) return;
+    indexOwners(store, key, cached, false);
   }
   indexOwners(store, key, *object, true);
   store.objects.insert_or_assign(key, store.keep(object));
@@ -138,7 +145,7 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
     if (type == WatchEventType::Deleted) {
       auto it = store.objects.find(keyOf(*object));
       if (it != store.objects.end()) {
-        indexOwners(store, it->first, *store.read(it->second), false);
+        indexOwners(store, it->first, it->second.identity(), false);
         store.objects.erase(it);
       }
       bury(store, keyOf(*object), object);

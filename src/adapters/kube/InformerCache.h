@@ -67,6 +67,10 @@ class InformerCache : public KubeClient {
   struct Entry {
     Snapshot object;
     std::vector<uint8_t> packed;
+    // Of a packed object: its resourceVersion and owner uids, all an event needs to compare
+    // and re-index it without decoding the whole object.
+    Snapshot head;
+    const json& identity() const { return object ? *object : *head; }
   };
   struct Store {
     std::map<std::string, Entry> objects;  // "ns/name"

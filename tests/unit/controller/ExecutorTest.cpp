@@ -22,6 +22,18 @@ struct ExecutorTest : ::testing::Test {
       wal::Journal::open(std::make_shared<wal::MemoryStorage>());
   Executor executor{*journal, kube, ray, clock};
 
+  // The RayJob "j" and its RayCluster "j-abcde", present in Kubernetes.
+  Subject rayJobWithItsCluster() {
+    Subject job;
+    job.kind = "RayJob";
+    job.ns = "default";
+    job.name = "j";
+    job.uid = "uid-j";
+    kube.create("RayCluster", {{"apiVersion", "ray.io/v1"},
+                               {"kind", "RayCluster"},
+                               {"metadata", {{"name", "j-abcde"}, {"namespace", "default"}}}});
+    return job;
+  }
   static Subject cluster(const std::string& name) {
     Subject s;
     s.kind = "RayCluster";
@@ -150,14 +162,7 @@ TEST_F(ExecutorTest, AnHttpSubmissionCarriesTheEntrypointResources) {
 // failed Service update are announced as KubeRay's FailedToDelete*/FailedToUpdateService (before,
 // they posted nothing, and every Event said action Reconcile or Validate).
 TEST_F(ExecutorTest, EventsAreKubeRaysReasonsActionsAndNotes) {
-  Subject job;
-  job.kind = "RayJob";
-  job.ns = "default";
-  job.name = "j";
-  job.uid = "uid-j";
-  kube.create("RayCluster", {{"apiVersion", "ray.io/v1"},
-                             {"kind", "RayCluster"},
-                             {"metadata", {{"name", "j-abcde"}, {"namespace", "default"}}}});
+  Subject job = rayJobWithItsCluster();
   kube.injectFault({"remove", "Job", 1, 500, "InternalError", false});
   kube.injectFault({"update", "Service", 1, 500, "InternalError", false});
   Plan plan;
@@ -211,14 +216,7 @@ namespace {
 // both outcomes stay in the journal.
 TEST_F(ExecutorTest, WithWarningsOnlyANormalEventIsNotPostedAndAWarningIs) {
   executor.postNormalEvents(false);
-  Subject job;
-  job.kind = "RayJob";
-  job.ns = "default";
-  job.name = "j";
-  job.uid = "uid-j";
-  kube.create("RayCluster", {{"apiVersion", "ray.io/v1"},
-                             {"kind", "RayCluster"},
-                             {"metadata", {{"name", "j-abcde"}, {"namespace", "default"}}}});
+  Subject job = rayJobWithItsCluster();
   kube.injectFault({"remove", "Job", 1, 500, "InternalError", false});
   Plan plan;
   plan.intents.push_back({Action::DeleteRayCluster, "j-abcde", nullptr});

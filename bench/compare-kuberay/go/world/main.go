@@ -214,6 +214,7 @@ type result struct {
 	AllClustersDeleted      bool             `json:"all_rayclusters_deleted"`
 	Complete                int              `json:"complete"`
 	Failed                  int              `json:"failed"`
+	FailedReasons           map[string]int   `json:"failed_reasons"`
 	WallSeconds             float64          `json:"wall_seconds"`
 	RayJobsPerMinute        float64          `json:"rayjobs_per_minute"`
 	CleanupSeconds          float64          `json:"cleanup_seconds"`
@@ -239,7 +240,7 @@ func summarize(o options, obs *observer, start time.Time, allTerminal, allCleane
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	r := result{Mode: o.mode, RayJobs: o.count, AllTerminal: allTerminal, AllClustersDeleted: allCleaned,
-		DashboardRequests: requests}
+		DashboardRequests: requests, FailedReasons: map[string]int{}}
 	var toRunning, toComplete []float64
 	var last time.Time
 	for name, s := range obs.jobs {
@@ -248,6 +249,7 @@ func summarize(o options, obs *observer, start time.Time, allTerminal, allCleane
 			r.Complete++
 		case "Failed":
 			r.Failed++
+			r.FailedReasons[s.reason]++
 		}
 		r.ExtraAttempts += s.failed // every failed attempt is one more than a clean run has
 		if !s.running.IsZero() {

@@ -18,7 +18,7 @@ import (
 
 type rayJobSeen struct {
 	created, running, terminal time.Time
-	status                     string
+	status, reason             string
 	failed, succeeded          int64
 }
 
@@ -93,13 +93,14 @@ func (o *observer) onRayJob(u *unstructured.Unstructured, deleted bool) {
 		return
 	}
 	status, _, _ := unstructured.NestedString(u.Object, "status", "jobDeploymentStatus")
+	reason, _, _ := unstructured.NestedString(u.Object, "status", "reason")
 	failed, _, _ := unstructured.NestedInt64(u.Object, "status", "failed")
 	succeeded, _, _ := unstructured.NestedInt64(u.Object, "status", "succeeded")
 	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.seen(u.GetName())
-	s.status, s.failed, s.succeeded = status, failed, succeeded
+	s.status, s.reason, s.failed, s.succeeded = status, reason, failed, succeeded
 	if status == "Running" && s.running.IsZero() {
 		s.running = now
 	}
