@@ -159,7 +159,9 @@ def audit_counts(path):
 
 def apply_crds(cp, operator):
     if operator == "kuberay":
-        crds = os.path.join(os.path.expanduser("~"), "go/pkg/mod/github.com/ray-project/kuberay",
+        modcache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True,
+                                  check=True).stdout.strip()  # where build.sh's go get put KubeRay
+        crds = os.path.join(modcache, "github.com/ray-project/kuberay",
                             f"ray-operator@{KUBERAY_VERSION}", "config/crd/bases")
         crds = os.environ.get("KUBERAY_CRDS", crds)
     else:
