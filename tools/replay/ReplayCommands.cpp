@@ -367,6 +367,14 @@ int summary(const std::string& dir, Output output, std::ostream& out) {
   });
 }
 
+namespace {
+bool hasRecords(wal::Journal& journal, const wal::ObjectRef& object) {
+  bool any = false;
+  journal.scanObject(object, 0, [&](const wal::Record&) { return !(any = true); });
+  return any;
+}
+}  // namespace
+
 int timeline(const std::string& dir, const Target& target, bool asJson, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
@@ -409,9 +417,11 @@ int timeline(const std::string& dir, const Target& target, bool asJson, std::ost
       return 1;
     }
     for (const auto& c : clusters) {
-      if (!c.empty() && !asJson)
-        out << "  RayCluster " << c << " (its Pods and Services): rayjournal-replay timeline "
-            << "raycluster/" << target.ns << "/" << c << "\n";
+      // A RayCluster named by an attempt but never created (its create was in doubt at a
+      // restart and found absent, so the next epoch chose new names) has no timeline to show.
+      if (c.empty() || asJson || !hasRecords(*journal, {"RayCluster", target.ns, c, ""})) continue;
+      out << "  RayCluster " << c << " (its Pods and Services): rayjournal-replay timeline "
+          << "raycluster/" << target.ns << "/" << c << "\n";
     }
     return 0;
   });
