@@ -9,8 +9,10 @@
 #include "JournalBench.h"
 #include "RecoveryBench.h"
 #include "ThroughputBench.h"
+#include "adapters/MallocArenas.h"
 
 int main(int argc, char** argv) {
+  rayjournal::adapters::limitMallocArenas();  // as the operator does
   CLI::App app{"rayjournal-bench: journal and reconcile benchmarks (JSON output)"};
   app.require_subcommand(1);
 

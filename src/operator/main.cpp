@@ -4,6 +4,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
@@ -14,8 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
+#include "adapters/MallocArenas.h"
 #include "operator/EmbeddedRunner.h"
 #include "operator/KubeRayEnvironment.h"
 #include "operator/KubeRunner.h"
@@ -312,6 +312,7 @@ bool applyDecisionSettings(Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rayjournal::adapters::limitMallocArenas();
   CLI::App app{
       "rayjournal-operator: an event-sourced Kubernetes operator for Ray jobs (KubeRay RayJob "
       "semantics)"};

@@ -14,14 +14,19 @@ def check(cond, what):
     if not cond:
         failures.append(what)
 
-p = subprocess.Popen(base + ["--apply", samples])
-time.sleep(0.6)
-p.send_signal(signal.SIGKILL)
-p.wait()
-check(subprocess.run(base + ["--exit-when-idle", "--timeout", "120"]).returncode == 0, "operator did not finish after the restart")
-
 def run(*args):
     return subprocess.run([replay, *args, "--journal", journal], capture_output=True, text=True)
+
+# Kill once the retrying RayJob has an intent journaled (a fixed delay killed a slow start, under
+# a sanitizer on a busy machine, before the samples were even applied).
+p = subprocess.Popen(base + ["--apply", samples])
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline and '"type":"Intent"' not in run("-o", "json", "timeline", "default/rayjob-retry").stdout:
+    time.sleep(0.05)
+p.send_signal(signal.SIGKILL)
+p.wait()
+if subprocess.run(base + ["--exit-when-idle", "--timeout", "120"]).returncode != 0:
+    sys.exit("FAIL: the operator did not finish after the restart")
 
 s = run("summary")
 check(s.returncode == 0 and s.stdout.count("epoch ") >= 2, "summary does not show two epochs:\n" + s.stdout)
@@ -37,6 +42,8 @@ created = [l.split("CreateRayCluster ")[1].split()[0].rstrip(":") for l in t.std
            or ("resolved CreateRayCluster " in l and l.endswith(": found"))]
 check(len(created) >= 2 and [p.split()[1] for p in pointer] == created,
       f"timeline does not point at exactly the RayClusters created {created}:\n" + t.stdout)
+if not pointer:
+    sys.exit("FAIL: " + "\n".join(failures))
 cluster_target = pointer[-1].split("rayjournal-replay timeline ")[1].strip()
 c = run("timeline", cluster_target)
 check(c.returncode == 0 and "intend   CreatePod " in c.stdout and "intend   CreateService " in c.stdout

@@ -19,15 +19,17 @@ const std::string& resourceVersionOf(const json& o) {
 
 // resourceVersions are opaque, but etcd's are increasing integers: compare when both are. The
 // same version is the same object (a write's answer and its own watch event): not replaced.
-bool replaces(const json& incoming, const json& cached) {
-  const std::string& a = resourceVersionOf(incoming);
-  const std::string& b = resourceVersionOf(cached);
+bool newerVersion(const std::string& a, const std::string& b) {
   if (a.empty() || b.empty()) return true;
   if (a == b) return false;
   if (a.find_first_not_of("0123456789") != std::string::npos ||
       b.find_first_not_of("0123456789") != std::string::npos)
     return true;
   return a.size() != b.size() ? a.size() > b.size() : a > b;
+}
+
+bool replaces(const json& incoming, const json& cached) {
+  return newerVersion(resourceVersionOf(incoming), resourceVersionOf(cached));
 }
 
 bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
@@ -111,9 +113,10 @@ void InformerCache::indexOwners(Store& store, const std::string& key, const json
   }
 }
 
-void InformerCache::bury(Store& store, const std::string& key, const Snapshot& last) {
+void InformerCache::bury(Store& store, const std::string& key, const json& last) {
   constexpr size_t kMaxTombstones = 4096;
-  if (store.tombstones.insert_or_assign(key, last).second) store.tombstoneOrder.push_back(key);
+  if (store.tombstones.insert_or_assign(key, resourceVersionOf(last)).second)
+    store.tombstoneOrder.push_back(key);
   while (store.tombstoneOrder.size() > kMaxTombstones) {
     store.tombstones.erase(store.tombstoneOrder.front());
     store.tombstoneOrder.pop_front();
@@ -123,7 +126,8 @@ void InformerCache::bury(Store& store, const std::string& key, const Snapshot& l
 void InformerCache::keepNewer(Store& store, const Snapshot& object) {
   const std::string key = keyOf(*object);
   if (auto dead = store.tombstones.find(key); dead != store.tombstones.end()) {
-    if (!replaces(*object, *dead->second)) return;  // the answer of a write before the delete
+    // The answer of a write before the delete.
+    if (!newerVersion(resourceVersionOf(*object), dead->second)) return;
     store.tombstones.erase(dead);
   }
   auto slot = store.objects.find(key);
@@ -148,7 +152,7 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
         indexOwners(store, it->first, it->second.identity(), false);
         store.objects.erase(it);
       }
-      bury(store, keyOf(*object), object);
+      bury(store, keyOf(*object), *object);
     } else
       keepNewer(store, object);
   }

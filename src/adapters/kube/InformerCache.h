@@ -75,9 +75,10 @@ class InformerCache : public KubeClient {
   struct Store {
     std::map<std::string, Entry> objects;  // "ns/name"
     std::map<std::string, std::set<std::string>> owned;  // owner uid -> "ns/name"
-    // Deleted objects' last versions: a write's answer that arrives after its own Deleted
-    // event (the last finalizer removed) must not bring the object back. Bounded, oldest first.
-    std::map<std::string, Snapshot> tombstones;
+    // Deleted objects' last resourceVersions: a write's answer that arrives after its own
+    // Deleted event (the last finalizer removed) must not bring the object back. Bounded,
+    // oldest first.
+    std::map<std::string, std::string> tombstones;
     std::deque<std::string> tombstoneOrder;
     std::vector<WatchCallback> listeners;
     KindOptions options;
@@ -85,7 +86,7 @@ class InformerCache : public KubeClient {
     Entry keep(const Snapshot& object) const;
     Snapshot read(const Entry& entry) const;
   };
-  static void bury(Store& store, const std::string& key, const Snapshot& last);
+  static void bury(Store& store, const std::string& key, const json& last);
   static void indexOwners(Store& store, const std::string& key, const json& object, bool add);
   void onEvent(const std::string& kind, WatchEventType type, const Snapshot& object);
   void remember(const std::string& kind, const Snapshot& object);

@@ -81,18 +81,6 @@ void dropManagedFieldsOfAnswer(json& doc) {
   for (auto& item : *items) dropManagedFields(item);
 }
 
-// What a watch remembers of an object to report its deletion when a relist no longer lists it:
-// its identity, owners and labels (what a Deleted event's handlers read), not the whole object.
-json tombstoneOf(const json& o) {
-  json t{{"kind", o.value("kind", "")}, {"apiVersion", o.value("apiVersion", "")}};
-  const json& m = o["metadata"];
-  for (const char* field :
-       {"name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences"}) {
-    if (auto it = m.find(field); it != m.end()) t["metadata"][field] = *it;
-  }
-  return t;
-}
-
 std::string objectKey(const json& o) {
   return o["metadata"].value("namespace", "") + "/" + o["metadata"].value("name", "");
 }
@@ -283,28 +271,38 @@ void KubeRestClient::watch(const std::string& kind, WatchCallback callback) {
   }
 }
 
+// What a watch remembers of an object to report its deletion when a relist no longer lists it:
+// its identity, owners and labels (what a Deleted event's handlers read), not the whole object.
+KubeRestClient::Known KubeRestClient::knownOf(const json& o) {
+  json t{{"kind", o.value("kind", "")}, {"apiVersion", o.value("apiVersion", "")}};
+  const json& m = o["metadata"];
+  for (const char* field :
+       {"name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences"}) {
+    if (auto it = m.find(field); it != m.end()) t["metadata"][field] = *it;
+  }
+  return {m.value("resourceVersion", ""), json::to_cbor(t)};
+}
+
 std::string KubeRestClient::relist(const std::string& kind, const std::string& ns,
-                                   std::map<std::string, json>& known,
-                                   const WatchCallback& callback) {
+                                   KnownObjects& known, const WatchCallback& callback) {
   std::string path = resourcePath(kind, ns);
   if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
     path += "?labelSelector=" + percentEncode(it->second);
   json doc = callJson("GET", path);
-  std::map<std::string, json> now;
+  KnownObjects now;
   for (auto& item : doc["items"]) {
     item["kind"] = kind;
     item["apiVersion"] = doc.value("apiVersion", "");
-    now[objectKey(item)] = tombstoneOf(item);
+    now[objectKey(item)] = knownOf(item);
   }
   for (const auto& [key, old] : known) {
-    if (!now.count(key)) callback(WatchEventType::Deleted, old);
+    if (!now.count(key)) callback(WatchEventType::Deleted, json::from_cbor(old.tombstone));
   }
   for (const auto& item : doc["items"]) {
     auto it = known.find(objectKey(item));
     if (it == known.end()) {
       callback(WatchEventType::Added, item);
-    } else if (it->second["metadata"].value("resourceVersion", "") !=
-               item["metadata"].value("resourceVersion", "")) {
+    } else if (it->second.resourceVersion != item["metadata"].value("resourceVersion", "")) {
       callback(WatchEventType::Modified, item);
     }
   }
@@ -340,7 +338,7 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
     w.known.erase(key);
     callback(WatchEventType::Deleted, o);
   } else {
-    bool added = w.known.insert_or_assign(key, tombstoneOf(o)).second;
+    bool added = w.known.insert_or_assign(key, knownOf(o)).second;
     callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
   }
   w.failures = 0;

@@ -77,10 +77,19 @@ class KubeRestClient : public KubeClient {
                 const std::string& contentType = "application/json");
   http::Headers authHeaders();
   void watchLoop(std::string kind, std::string ns, WatchCallback callback);
+  // What a watch remembers of an object it delivered: its resourceVersion (a relist compares
+  // it) and, as CBOR (a few hundred bytes instead of a parsed tree), what a Deleted event
+  // reports when a relist no longer lists the object.
+  struct Known {
+    std::string resourceVersion;
+    std::vector<uint8_t> tombstone;
+  };
+  using KnownObjects = std::map<std::string, Known>;  // "ns/name"
+  static Known knownOf(const json& object);
   // What one watch of a kind carries from stream to stream.
   struct WatchState {
     std::string ns;  // "" for all namespaces
-    std::map<std::string, json> known;  // key -> tombstone (tombstoneOf)
+    KnownObjects known;
     std::string resourceVersion;
     int failures = 0;
     bool gone = false;        // the stream said 410: relist
@@ -99,7 +108,7 @@ class KubeRestClient : public KubeClient {
   void streamOnce(const std::string& kind, const std::string& selector, WatchState& w,
                   const WatchCallback& callback);
   // Lists and reconciles the known set; returns the list's resourceVersion.
-  std::string relist(const std::string& kind, const std::string& ns, std::map<std::string, json>& known,
+  std::string relist(const std::string& kind, const std::string& ns, KnownObjects& known,
                      const WatchCallback& callback);
   bool sleepUnlessStopped(std::chrono::milliseconds d);
 

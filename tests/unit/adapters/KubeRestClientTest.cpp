@@ -2,12 +2,15 @@
 // reads are retried on 429 honouring Retry-After, writes are not retried on 5xx.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <functional>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "adapters/kube/KubeRestClient.h"
@@ -144,6 +147,41 @@ TEST(KubeRestClientTest, MalformedWatchLineDropsTheStreamAndRelistsWithBackoff) 
   EXPECT_EQ(watchFor(server.url(), std::chrono::milliseconds(1500)), 0);
   EXPECT_GE(server.lists, 2) << "the stream was not dropped and relisted";
   EXPECT_LE(server.lists + server.watches, 20) << "relisted without backing off";
+}
+
+// An object that a relist no longer lists was deleted while the watch was down: its Deleted
+// event still names the owners and labels a handler maps it to its owner by.
+TEST(KubeRestClientTest, ARelistReportsAVanishedObjectWithItsOwnersAndLabels) {
+  std::atomic<int> listed{0};
+  RuleServer server([&](bool watch) {
+    if (watch) return Scripted{410, R"({"kind":"Status","code":410,"reason":"Expired"})"};
+    if (listed++ > 0) return Scripted{200, kEmptyList};
+    return Scripted{200, R"({"apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[
+      {"metadata":{"name":"p","namespace":"n","uid":"u","resourceVersion":"4","labels":{"l":"v"},
+       "ownerReferences":[{"kind":"RayCluster","name":"c","uid":"cu","controller":true}]},
+       "spec":{"containers":[{"name":"ray-head"}]}}]})"};
+  });
+  KubeConfig c;
+  c.server = server.url();
+  c.token = "t";
+  KubeRestClient client(c, KubeRestOptions{});
+  std::mutex mu;
+  std::condition_variable deleted;
+  std::optional<json> gone;
+  client.watch("Pod", [&](WatchEventType type, const json& o) {
+    std::lock_guard lock(mu);
+    if (type == WatchEventType::Deleted) gone = o;
+    deleted.notify_all();
+  });
+  std::unique_lock lock(mu);
+  deleted.wait_for(lock, std::chrono::seconds(10), [&] { return gone.has_value(); });
+  lock.unlock();
+  client.stopWatches();
+  ASSERT_TRUE(gone) << "no Deleted event after the relist";
+  EXPECT_EQ((*gone)["metadata"]["ownerReferences"][0]["name"], "c");
+  EXPECT_EQ((*gone)["metadata"]["labels"]["l"], "v");
+  EXPECT_EQ((*gone)["metadata"]["uid"], "u");
+  EXPECT_EQ((*gone)["kind"], "Pod");
 }
 
 KubeRestClient clientFor(const ScriptedServer& server) {
