@@ -1,6 +1,7 @@
 #include "JournalBench.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,9 +18,17 @@ namespace rayjournal::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr int kControllerBatch = 16;  // rayjournal-bench throughput's default --max-batch
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// CPU seconds of the whole process (every appender and the journal's own threads).
+double processCpuSeconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
 }
 
 double measureFsync(const std::string& dir, double budget) {
@@ -55,24 +64,36 @@ wal::Record sampleRecord(int i) {
   return r;
 }
 
-double measureAppends(wal::Journal& journal, int threads, wal::Durability durability,
-                      double budget) {
+struct AppendRate {
+  double perSecond = 0;
+  double cpuMicrosPerRecord = 0;  // process CPU, building the sample records included
+};
+
+// Each appender appends `batch` records per call (the controller appends one batch per reconcile
+// round: its intents and observations together).
+AppendRate measureAppends(wal::Journal& journal, int threads, wal::Durability durability,
+                          double budget, int batch = 1) {
   std::atomic<long> total{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> workers;
   auto start = Clock::now();
+  double cpuStart = processCpuSeconds();
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       long n = 0;
-      while (!stop.load(std::memory_order_relaxed))
-        journal.append(sampleRecord(t * 100000 + int(n++)), durability);
+      while (!stop.load(std::memory_order_relaxed)) {
+        std::vector<wal::Record> records;
+        for (int i = 0; i < batch; ++i) records.push_back(sampleRecord(t * 100000 + int(n++)));
+        journal.appendBatch(std::move(records), durability);
+      }
       total += n;
     });
   }
   while (secondsSince(start) < budget) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   stop = true;
   for (auto& w : workers) w.join();
-  return total / secondsSince(start);
+  double cpu = processCpuSeconds() - cpuStart;
+  return {total / secondsSince(start), cpu * 1e6 / double(std::max<long>(1, total))};
 }
 
 }  // namespace
@@ -84,17 +105,26 @@ nlohmann::json runJournalBench(const JournalBenchOptions& options) {
   out["fsync_per_sec"] = measureFsync(options.dir, options.secondsPerPhase);
   {
     auto journal = wal::Journal::open(options.dir + "/journal");
-    out["sync_appends_per_sec"] =
-        measureAppends(*journal, 1, wal::Durability::Sync, options.secondsPerPhase);
+    AppendRate sync = measureAppends(*journal, 1, wal::Durability::Sync, options.secondsPerPhase);
+    out["sync_appends_per_sec"] = sync.perSecond;
+    out["sync_cpu_us_per_record"] = sync.cpuMicrosPerRecord;
     auto before = journal->stats();
-    out["group_commit_appends_per_sec"] = measureAppends(
-        *journal, options.groupAppenders, wal::Durability::Sync, options.secondsPerPhase);
+    AppendRate group = measureAppends(*journal, options.groupAppenders, wal::Durability::Sync,
+                                      options.secondsPerPhase);
+    out["group_commit_appends_per_sec"] = group.perSecond;
+    out["group_commit_cpu_us_per_record"] = group.cpuMicrosPerRecord;
     auto after = journal->stats();
     out["group_commit_records_per_sync"] =
         double(after.appends - before.appends) /
         double(std::max<uint64_t>(1, after.syncs - before.syncs));
-    out["lazy_appends_per_sec"] =
-        measureAppends(*journal, 1, wal::Durability::Lazy, options.secondsPerPhase);
+    AppendRate lazy = measureAppends(*journal, 1, wal::Durability::Lazy, options.secondsPerPhase);
+    out["lazy_appends_per_sec"] = lazy.perSecond;
+    out["lazy_cpu_us_per_record"] = lazy.cpuMicrosPerRecord;
+    AppendRate batched = measureAppends(*journal, 1, wal::Durability::Lazy, options.secondsPerPhase,
+                                        kControllerBatch);
+    out["lazy_batch_appends_per_sec"] = batched.perSecond;
+    out["lazy_batch_cpu_us_per_record"] = batched.cpuMicrosPerRecord;
+    out["lazy_batch_records"] = kControllerBatch;
     auto stats = journal->stats();
     out["record_bytes_avg"] = double(stats.bytes) / double(std::max<uint64_t>(1, stats.appends));
     out["records"] = stats.appends;

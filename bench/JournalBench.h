@@ -1,5 +1,6 @@
 // `rayjournal-bench journal`: raw fdatasync rate of the disk under the journal directory, then
-// the journal's sync, group-commit and lazy append rates on the same disk. Blocking; each phase
+// the journal's sync, group-commit and lazy append rates on the same disk (single records, and
+// batches of 16 like a reconcile round), each with the process CPU per record. Blocking; each phase
 // is bounded by a time budget.
 #pragma once
 
