@@ -9,10 +9,10 @@
 #include "JournalBench.h"
 #include "RecoveryBench.h"
 #include "ThroughputBench.h"
-#include "adapters/MallocArenas.h"
+#include "adapters/Allocator.h"
 
 int main(int argc, char** argv) {
-  rayjournal::adapters::limitMallocArenas();  // as the operator does
+  rayjournal::adapters::configureAllocator();  // as the operator does
   CLI::App app{"rayjournal-bench: journal and reconcile benchmarks (JSON output)"};
   app.require_subcommand(1);
 

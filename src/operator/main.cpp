@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/MallocArenas.h"
+#include "adapters/Allocator.h"
 #include "operator/EmbeddedRunner.h"
 #include "operator/KubeRayEnvironment.h"
 #include "operator/KubeRunner.h"
@@ -312,7 +312,7 @@ bool applyDecisionSettings(Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  rayjournal::adapters::limitMallocArenas();
+  rayjournal::adapters::configureAllocator();
   CLI::App app{
       "rayjournal-operator: an event-sourced Kubernetes operator for Ray jobs (KubeRay RayJob "
       "semantics)"};
@@ -329,6 +329,7 @@ int main(int argc, char** argv) {
   }
   setUpLogging(f);
   setUpLiveTable(f, gScreen);
+  spdlog::info("allocator: {}", rayjournal::adapters::allocatorDescription());
   if (!applyDecisionSettings(f)) return 2;
   if (!f.forceEmbedded && (!f.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST")))
     return runAgainstKubernetes(f);

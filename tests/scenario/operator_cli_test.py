@@ -160,6 +160,23 @@ class OperatorCli(unittest.TestCase):
                 first.terminate()
                 first.wait(timeout=20)
 
+    def test_startup_log_names_the_allocator(self):
+        # The build links jemalloc unless a sanitizer brings its own allocator (CMake passes
+        # which one this build has); a link that silently dropped it would show here.
+        expected = os.environ.get("RAYJOURNAL_EXPECT_ALLOCATOR", "jemalloc")
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.Popen([OPERATOR, f"--journal-dir={d}/j", f"--cluster-dir={d}/c",
+                                  "--metrics-bind-address=0"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            try:
+                first = p.stdout.readline()
+                p.send_signal(signal.SIGTERM)
+                p.wait(timeout=20)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+        self.assertIn(f"allocator: {expected}", first)
+
     def test_sigterm_with_idle_status_connections_is_prompt(self):
         # Idle TCP connections to /metrics (a stuck scrape, a port scan) must not hold up a
         # shutdown: it ends in well under a second, as without them.
