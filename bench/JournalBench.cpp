@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "ThroughputBench.h"
 #include "events/EventCodec.h"
 #include "wal/Journal.h"
 
@@ -18,7 +19,9 @@ namespace rayjournal::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kControllerBatch = 16;  // rayjournal-bench throughput's default --max-batch
+// Records per append in the batched phase: as many as the keys one worker of the throughput
+// bench reconciles together at its default --max-batch (one journal flush).
+const int kControllerBatch = ThroughputOptions{}.maxBatch;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
