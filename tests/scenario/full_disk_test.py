@@ -119,6 +119,9 @@ try:
 finally:
     sh("umount", "-l", volume)
 
+if failures and os.path.exists(os.path.join(work, "operator.log")):
+    print("--- the operator's log, last 80 lines ---")
+    print("\n".join(open(os.path.join(work, "operator.log"), errors="replace").read().splitlines()[-80:]))
 print("\n".join(failures) if failures else "full disk ok")
 if not failures:
     shutil.rmtree(work, ignore_errors=True)

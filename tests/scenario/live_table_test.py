@@ -16,14 +16,17 @@ failures = []
 def screen_of(width, env=""):
     data = os.path.join(work, f"data-{width}")
     session = f"rjlive{os.getpid()}{width}"
+    # A tmux server of its own per screen: a new session on a server that is exiting because its
+    # last session was just killed fails with "server exited unexpectedly".
+    tm = [tmux, "-L", session, "-f", "/dev/null"]
     cmd = (f"{env} {operator} --journal-dir {data}/journal --cluster-dir {data}/cluster "
            f"--apply {samples} --exit-when-idle --timeout 120 --requeue-ms 300 "
            f"--summary-json {data}/summary.json; echo EXIT=$?; sleep 600")
-    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", str(width), "-y", "60", cmd], check=True)
+    subprocess.run(tm + ["new-session", "-d", "-s", session, "-x", str(width), "-y", "60", cmd], check=True)
     try:
         deadline = time.monotonic() + 150
         while time.monotonic() < deadline:
-            shot = subprocess.run([tmux, "capture-pane", "-p", "-e", "-t", session],
+            shot = subprocess.run(tm + ["capture-pane", "-p", "-e", "-t", session],
                                   capture_output=True, text=True).stdout
             if "EXIT=" in shot:
                 return shot, data
@@ -31,7 +34,7 @@ def screen_of(width, env=""):
         failures.append(f"{width} columns: the operator did not finish")
         return shot, ""
     finally:
-        subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)
+        subprocess.run(tm + ["kill-server"], capture_output=True)
 
 shot, data = screen_of(160)
 log = os.path.join(data, "operator.log")
