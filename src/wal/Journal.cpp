@@ -258,6 +258,24 @@ void Journal::fillAndCollect(Writer& w, std::vector<WriteOp>& ops, uint64_t& byt
   }
 }
 
+// A failed group's error, one object per appender. Appenders that shared one exception object
+// would free it from whichever thread let go last, with no ordering against another appender
+// still reading its message that a checker can see (libstdc++'s reference counts are not
+// instrumented); the message is copied, not shared (runtime_error's string is reference counted).
+std::exception_ptr Journal::ownCopy(const std::exception_ptr& error) const {
+  try {
+    std::rethrow_exception(error);
+  } catch (const CorruptionError& e) {
+    return std::make_exception_ptr(CorruptionError(e.seq(), std::string(e.cause())));
+  } catch (const JournalFullError& e) {
+    return std::make_exception_ptr(JournalFullError(std::string(e.what())));
+  } catch (const std::exception& e) {
+    return std::make_exception_ptr(JournalError(std::string(e.what())));
+  } catch (...) {
+    return std::make_exception_ptr(JournalError("journal " + describe() + ": write failed"));
+  }
+}
+
 // Runs by the writer at the front of the queue: takes every queued writer (bounded), assigns
 // their seqs in queue order, writes them as one batch, and wakes them.
 void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
@@ -307,7 +325,7 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
   }
   for (Writer* w : group) {
     writers_.pop_front();
-    w->error = error;
+    w->error = error ? ownCopy(error) : nullptr;
     w->done = true;
     w->cv.notify_one();
   }

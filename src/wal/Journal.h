@@ -192,6 +192,7 @@ class Journal {
   uint64_t submit(Writer& writer);
   void flusherLoop();
   void noteWriteResult(const std::exception_ptr& error);
+  std::exception_ptr ownCopy(const std::exception_ptr& error) const;
   int64_t now() const;
 
   std::shared_ptr<JournalStorage> storage_;

@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -182,6 +183,33 @@ TEST(JournalTest, FailedWriteConsumesNoSeqAndLosesNothingJournaled) {
   auto records = readAll(*journal);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1].body, "z");
+}
+
+// Appenders grouped into one failed storage write each get the error to keep: a shared
+// exception object was freed by whichever appender let go of it last while another still read
+// its message (TSan saw it in the full-disk scenario).
+TEST(JournalTest, EveryAppenderInAFailedGroupOwnsItsError) {
+  auto storage = std::make_shared<MemoryStorage>();
+  auto journal = Journal::open(storage);
+  storage->failNextWrites(1 << 30);
+  constexpr int kThreads = 6, kAppends = 300;
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kAppends; ++i) {
+        try {
+          journal->append(intent("t" + std::to_string(t), "x"), Durability::Sync);
+        } catch (const JournalError& e) {
+          std::string what = e.what();
+          if (what.find("no space left") != std::string::npos) failed++;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed.load(), kThreads * kAppends);
+  EXPECT_TRUE(journal->unwritable().has_value());
 }
 
 TEST(JournalTest, SecondOpenerGetsLockedErrorNamingDirectory) {
