@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -185,15 +186,18 @@ TEST(JournalTest, FailedWriteConsumesNoSeqAndLosesNothingJournaled) {
   EXPECT_EQ(records[1].body, "z");
 }
 
-// Appenders grouped into one failed storage write each get the error to keep: a shared
-// exception object was freed by whichever appender let go of it last while another still read
-// its message (TSan saw it in the full-disk scenario).
+// Appenders grouped into one failed storage write each get an error object of their own: a
+// shared one was freed by whichever appender let go of it last while another could still be
+// reading its message (TSan saw it in the full-disk scenario).
 TEST(JournalTest, EveryAppenderInAFailedGroupOwnsItsError) {
   auto storage = std::make_shared<MemoryStorage>();
   auto journal = Journal::open(storage);
   storage->failNextWrites(1 << 30);
   constexpr int kThreads = 6, kAppends = 300;
-  std::atomic<int> failed{0};
+  std::mutex mu;
+  std::set<const void*> objects;  // every error caught, all kept alive until the end
+  std::vector<std::exception_ptr> kept;
+  size_t named = 0;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -201,14 +205,19 @@ TEST(JournalTest, EveryAppenderInAFailedGroupOwnsItsError) {
         try {
           journal->append(intent("t" + std::to_string(t), "x"), Durability::Sync);
         } catch (const JournalError& e) {
-          std::string what = e.what();
-          if (what.find("no space left") != std::string::npos) failed++;
+          std::lock_guard lock(mu);
+          objects.insert(&e);
+          kept.push_back(std::current_exception());
+          named += std::string(e.what()).find("no space left") != std::string::npos;
         }
       }
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(failed.load(), kThreads * kAppends);
+  ASSERT_EQ(kept.size(), size_t(kThreads * kAppends));
+  EXPECT_EQ(named, kept.size());
+  ASSERT_LT(journal->stats().failedWrites, kept.size()) << "no two appenders shared a write";
+  EXPECT_EQ(objects.size(), kept.size()) << "appenders of one group share an error object";
   EXPECT_TRUE(journal->unwritable().has_value());
 }
 
