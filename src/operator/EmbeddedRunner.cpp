@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::atomic<bool> gStop{false};
-void onSignal(int) {
+void onEmbeddedStopSignal(int) {
   gStop = true;
 }
 
@@ -327,8 +327,8 @@ void writeSummary(sim::SimKube& kube, const std::string& path) {
 }  // namespace
 
 int runEmbedded(const EmbeddedOptions& options) {
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
+  std::signal(SIGINT, onEmbeddedStopSignal);
+  std::signal(SIGTERM, onEmbeddedStopSignal);
   SystemClock clock;
   int code = 0;
   StartupWatch watch([] { return gStop ? SIGTERM : 0; });

@@ -23,7 +23,7 @@ std::condition_variable gCv;
 std::atomic<int> gSignal{0};  // lock-free, so async-signal-safe and readable from any thread
 std::atomic<bool> gLostLeadership{false};
 
-void onSignal(int signal) {
+void onStopSignal(int signal) {
   gSignal = signal;
 }
 
@@ -62,7 +62,7 @@ int shardIndexOf(const KubeOptions& options) {
 }
 
 // What one run against a cluster holds, from connection to shutdown.
-struct Session {
+struct KubeSession {
   kube::KubeConfig config;
   std::unique_ptr<kube::KubeRestClient> kube;
   std::unique_ptr<wal::Journal> journal;
@@ -82,7 +82,7 @@ bool kubernetesAtLeast(const std::string& gitVersion, int major, int minor) {
 }
 
 // The API server and the journal; returns the exit code of a failure, 0 when connected.
-int connect(const KubeOptions& options, int shardIndex, Session& s) {
+int connect(const KubeOptions& options, int shardIndex, KubeSession& s) {
   try {
     s.config = kube::KubeConfig::resolve(options.kubeconfig, options.context);
   } catch (const std::exception& e) {
@@ -123,7 +123,7 @@ int connect(const KubeOptions& options, int shardIndex, Session& s) {
 
 // With more than one shard, each replica holds the Leases of its shards and acts only for them.
 void shardIfNeeded(const KubeOptions& options, int shardIndex,
-                   const kube::LeaderElectionOptions& leaseOptions, Session& s,
+                   const kube::LeaderElectionOptions& leaseOptions, KubeSession& s,
                    runtime::StackOptions& stackOptions) {
   if (options.shardCount <= 1) return;
   s.shards = std::make_unique<ShardLeases>(
@@ -137,7 +137,7 @@ void shardIfNeeded(const KubeOptions& options, int shardIndex,
   stackOptions.mayReconcile = [shards](const std::string& key) { return shards->holds(key); };
 }
 
-ray::RayHttpOptions rayOptionsFor(const KubeOptions& options, Session& s) {
+ray::RayHttpOptions rayOptionsFor(const KubeOptions& options, KubeSession& s) {
   ray::RayHttpOptions rayOptions = options.ray;
   if (options.useKubernetesProxy) {
     kube::KubeRestClient* kube = s.kube.get();
@@ -150,7 +150,7 @@ ray::RayHttpOptions rayOptionsFor(const KubeOptions& options, Session& s) {
 }
 
 // Gates the Executor on leadership or the shard Leases and exports the operator's metrics.
-void wireGates(Session& s, runtime::Stack& stack, CallCounter& calls) {
+void wireGates(KubeSession& s, runtime::Stack& stack, CallCounter& calls) {
   if (s.leader) {
     kube::LeaderElector* leader = s.leader.get();
     stack.executor().mayAct = [leader](const std::string&) { return leader->isLeader(); };
@@ -167,7 +167,7 @@ void wireGates(Session& s, runtime::Stack& stack, CallCounter& calls) {
 }
 
 // Recovery and the cache sync, then work until a signal or lost leadership; the exit code.
-int serve(const KubeOptions& options, Session& s, runtime::Stack& stack, StartupWatch& watch) {
+int serve(const KubeOptions& options, KubeSession& s, runtime::Stack& stack, StartupWatch& watch) {
   watch.phase("recovering the journal and filling the informer caches from " + s.config.server);
   try {
     s.recovery = stack.start();
@@ -198,7 +198,7 @@ int serve(const KubeOptions& options, Session& s, runtime::Stack& stack, Startup
 }
 
 // Nothing in flight and the journal synced before another process may take over.
-void shutDown(Session& s, runtime::Stack& stack) {
+void shutDown(KubeSession& s, runtime::Stack& stack) {
   s.kube->stopWatches();
   stack.stop();
   stack.maybeCheckpoint(true);
@@ -212,9 +212,9 @@ void shutDown(Session& s, runtime::Stack& stack) {
 }  // namespace
 
 int runAgainstKubernetes(const KubeOptions& options) {
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-  Session s;
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  KubeSession s;
   StartupWatch watch([] { return int(gSignal); });
   watch.phase("connecting to the Kubernetes API server and opening the journal " +
               options.journalDir);

@@ -9,18 +9,6 @@
 namespace rayjournal::testing {
 namespace {
 
-json status(SimHarness& h, const std::string& name) {
-  return h.rayjob(name).value("status", json::object());
-}
-
-bool anyEvent(SimHarness& h, const std::string& reason, const std::string& fragment = "") {
-  for (const auto& e : h.kube.list("Event", "default")) {
-    if (e.value("reason", "") == reason && e.value("note", "").find(fragment) != std::string::npos)
-      return true;
-  }
-  return false;
-}
-
 // 1: labels and annotations propagate; stays Running until the submitter completes.
 TEST(KubeRayScenario, S01_SuccessfulK8sJobModeCopiesLabelsAndWaitsForSubmitter) {
   SimHarness h;
@@ -38,8 +26,8 @@ TEST(KubeRayScenario, S01_SuccessfulK8sJobModeCopiesLabelsAndWaitsForSubmitter) 
   // Hold the submitter: Ray reaches SUCCEEDED but the Job is not Complete yet.
   h.kube.injectFault({"updateStatus", "Job", 1000000, 500, "InternalError", false});
   ASSERT_TRUE(
-      h.runUntil([&] { return status(h, "s01").value("jobStatus", "") == "SUCCEEDED"; }, 60000));
-  EXPECT_EQ(status(h, "s01")["jobDeploymentStatus"], "Running");
+      h.runUntil([&] { return h.status("s01").value("jobStatus", "") == "SUCCEEDED"; }, 60000));
+  EXPECT_EQ(h.status("s01")["jobDeploymentStatus"], "Running");
 }
 
 // 2: submitter backoffLimit default 2, and submitterConfig.backoffLimit.
@@ -62,9 +50,9 @@ TEST(KubeRayScenario, S03_S19_NameLength) {
   h.apply(sampleRayJob(tooLong));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus(ok) == "Complete"; }));
   EXPECT_EQ(h.deploymentStatus(tooLong), "ValidationFailed");
-  EXPECT_TRUE(anyEvent(h, "InvalidRayJobMetadata", "47 characters"));
+  EXPECT_TRUE(h.anyEvent("InvalidRayJobMetadata", "47 characters"));
   EXPECT_TRUE(h.kube.get("Service", "default",
-                         status(h, ok)["rayClusterName"].get<std::string>() + "-head-svc"));
+                         h.status(ok)["rayClusterName"].get<std::string>() + "-head-svc"));
 }
 
 // 4: a submitter template without restartPolicy is rejected by the API server; the create
@@ -79,7 +67,7 @@ TEST(KubeRayScenario, S04_InvalidSubmitterTemplate) {
   h.apply(job);
   ASSERT_TRUE(h.runUntil(
       [&] {
-        return anyEvent(h, "FailedToCreateRayJobSubmitter",
+        return h.anyEvent("FailedToCreateRayJobSubmitter",
                         "Failed to create new Kubernetes Job default/rayjob-invalid-test");
       },
       10000));
@@ -95,7 +83,7 @@ TEST(KubeRayScenario, S05_ActiveDeadlineInInitializing) {
   job["spec"]["activeDeadlineSeconds"] = 3;
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s05") == "Failed"; }, 10000));
-  EXPECT_EQ(status(h, "s05")["reason"], "DeadlineExceeded");
+  EXPECT_EQ(h.status("s05")["reason"], "DeadlineExceeded");
 }
 
 // 7: InteractiveMode waits for the user's jobId.
@@ -103,12 +91,12 @@ TEST(KubeRayScenario, S07_InteractiveMode) {
   SimHarness h;
   h.apply(sampleRayJob("s07", "InteractiveMode"));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s07") == "Waiting"; }));
-  EXPECT_EQ(status(h, "s07").value("jobId", ""), "");
+  EXPECT_EQ(h.status("s07").value("jobId", ""), "");
   json current = h.rayjob("s07");
   current["spec"]["jobId"] = "my-interactive-job";
   h.kube.update("RayJob", current);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s07") == "Running"; }, 5000));
-  EXPECT_EQ(status(h, "s07")["jobId"], "my-interactive-job");
+  EXPECT_EQ(h.status("s07")["jobId"], "my-interactive-job");
 }
 
 // 8: DELETE_RAYJOB_CR_AFTER_JOB_FINISHES deletes the RayJob itself.
@@ -144,8 +132,8 @@ TEST(KubeRayScenario, S09_MultiStageDeletionRules) {
                      {"condition", {{"jobStatus", "SUCCEEDED"}, {"ttlSeconds", 10}}}}})}};
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s09") == "Complete"; }));
-  int64_t end = *parseRfc3339(status(h, "s09")["endTime"]);
-  std::string cluster = status(h, "s09")["rayClusterName"];
+  int64_t end = *parseRfc3339(h.status("s09")["endTime"]);
+  std::string cluster = h.status("s09")["rayClusterName"];
   ASSERT_TRUE(h.runUntil(
       [&] {
         auto c = h.kube.get("RayCluster", "default", cluster);
@@ -182,12 +170,12 @@ TEST(KubeRayScenario, S09b_AllRulesOverdueRunsOnlyDeleteSelf) {
 TEST(KubeRayScenario, S10_JobStatusCheckTimeout) {
   SimHarness h;
   h.apply(sampleRayJob("s10", "HTTPMode", "SUCCEEDED", "1h"));
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "s10").value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("s10").value("jobStatus", "") == "RUNNING"; }));
   h.ray.failNextCalls(1000000);
   ASSERT_TRUE(h.runUntil(
-      [&] { return !status(h, "s10").value("jobStatusCheckFailureStartTime", "").empty(); }, 5000));
+      [&] { return !h.status("s10").value("jobStatusCheckFailureStartTime", "").empty(); }, 5000));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s10") == "Failed"; }, 400000));
-  EXPECT_EQ(status(h, "s10")["reason"], "JobStatusCheckTimeoutExceeded");
+  EXPECT_EQ(h.status("s10")["reason"], "JobStatusCheckTimeoutExceeded");
 }
 
 // 11 and 12: created suspended; resume creates the cluster; suspend is atomic.
@@ -197,7 +185,7 @@ TEST(KubeRayScenario, S11_S12_SuspendAndResumeAndAtomicSuspend) {
   job["spec"]["shutdownAfterJobFinishes"] = true;
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s11") == "Running"; }));
-  std::string cluster = status(h, "s11")["rayClusterName"];
+  std::string cluster = h.status("s11")["rayClusterName"];
   // Block the cluster's deletion with a finalizer, then suspend and flip suspend back.
   json c = *h.kube.get("RayCluster", "default", cluster);
   c["metadata"]["finalizers"] = json::array({"test/block"});
@@ -219,13 +207,13 @@ TEST(KubeRayScenario, S11_S12_SuspendAndResumeAndAtomicSuspend) {
   h.kube.update("RayCluster", c);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s11") == "Suspended"; }, 5000));
   EXPECT_FALSE(h.kube.get("Job", "default", "s11"));
-  EXPECT_EQ(status(h, "s11").value("rayClusterName", ""), "");
+  EXPECT_EQ(h.status("s11").value("rayClusterName", ""), "");
   current = h.rayjob("s11");
   current["spec"]["suspend"] = false;
   h.kube.update("RayJob", current);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s11") == "Running"; }));
-  EXPECT_NE(status(h, "s11")["rayClusterName"], cluster);
-  EXPECT_EQ(status(h, "s11")["dashboardURL"].get<std::string>().rfind("s11-", 0), 0u);
+  EXPECT_NE(h.status("s11")["rayClusterName"], cluster);
+  EXPECT_EQ(h.status("s11")["dashboardURL"].get<std::string>().rfind("s11-", 0), 0u);
 }
 
 // 13: a failing submitter Job with backoffLimit 2 ends Failed/SubmissionFailed, failed=3.
@@ -237,9 +225,9 @@ TEST(KubeRayScenario, S13_FailingSubmitterWithRetries) {
   job["spec"]["shutdownAfterJobFinishes"] = true;
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s13") == "Failed"; }));
-  EXPECT_EQ(status(h, "s13")["reason"], "SubmissionFailed");
-  EXPECT_EQ(status(h, "s13")["failed"], 3);
-  EXPECT_EQ(status(h, "s13").value("jobStatus", ""), "");
+  EXPECT_EQ(h.status("s13")["reason"], "SubmissionFailed");
+  EXPECT_EQ(h.status("s13")["failed"], 3);
+  EXPECT_EQ(h.status("s13").value("jobStatus", ""), "");
   ASSERT_TRUE(h.runUntil([&] { return h.kube.list("RayCluster", "default").empty(); }, 10000));
   EXPECT_TRUE(h.kube.get("Job", "default", "s13"));
 }
@@ -248,7 +236,7 @@ TEST(KubeRayScenario, S13_FailingSubmitterWithRetries) {
 TEST(KubeRayScenario, S14_SubmitterFinishedTimeout) {
   SimHarness h;
   h.apply(sampleRayJob("s14", "K8sJobMode", "SUCCEEDED", "1h"));
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "s14").value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("s14").value("jobStatus", "") == "RUNNING"; }));
   json submitter = *h.kube.get("Job", "default", "s14");
   submitter["status"]["conditions"] =
       json::array({{{"type", "Complete"},
@@ -257,9 +245,9 @@ TEST(KubeRayScenario, S14_SubmitterFinishedTimeout) {
   h.kube.updateStatus("Job", submitter);
   int64_t completed = h.clock.nowMs();
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s14") == "Failed"; }, 60000));
-  EXPECT_EQ(status(h, "s14")["reason"], "JobDeploymentStatusTransitionGracePeriodExceeded");
-  EXPECT_EQ(status(h, "s14")["jobStatus"], "FAILED");
-  EXPECT_NE(status(h, "s14")["message"].get<std::string>().find(
+  EXPECT_EQ(h.status("s14")["reason"], "JobDeploymentStatusTransitionGracePeriodExceeded");
+  EXPECT_EQ(h.status("s14")["jobStatus"], "FAILED");
+  EXPECT_NE(h.status("s14")["message"].get<std::string>().find(
                 "did not reach terminal state within 30s"),
             std::string::npos);
   EXPECT_NEAR(double(h.clock.nowMs() - completed), 30000, 5000);
@@ -272,7 +260,7 @@ TEST(KubeRayScenario, S14_SubmitterFinishedTimeout) {
 TEST(KubeRayScenario, W5_SubmitterFailureWhileRayRunsTheJobDoesNotFailIt) {
   SimHarness h;
   h.apply(sampleRayJob("w5", "K8sJobMode", "SUCCEEDED", "90s"));
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "w5").value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("w5").value("jobStatus", "") == "RUNNING"; }));
   json submitter = *h.kube.get("Job", "default", "w5");
   submitter["status"]["conditions"] = json::array({{{"type", "Failed"},
                                                     {"status", "True"},
@@ -282,8 +270,8 @@ TEST(KubeRayScenario, W5_SubmitterFailureWhileRayRunsTheJobDoesNotFailIt) {
   h.kube.updateStatus("Job", submitter);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w5") == "Complete" ||
                                       h.deploymentStatus("w5") == "Failed"; }, 200000));
-  EXPECT_EQ(h.deploymentStatus("w5"), "Complete") << status(h, "w5").dump();
-  EXPECT_EQ(status(h, "w5")["jobStatus"], "SUCCEEDED");
+  EXPECT_EQ(h.deploymentStatus("w5"), "Complete") << h.status("w5").dump();
+  EXPECT_EQ(h.status("w5")["jobStatus"], "SUCCEEDED");
 }
 
 // W3: a same-named submitter Job left by a deleted RayJob (--cascade=orphan), visible to the
@@ -314,13 +302,13 @@ TEST(KubeRayScenario, W3_AStaleSubmitterJobOfADeletedRayJobIsNotAdopted) {
                                                 {"lastTransitionTime", toRfc3339(h.clock.nowMs())}}});
   h.kube.updateStatus("Job", stale);
   h.apply(sampleRayJob("w3", "K8sJobMode", "SUCCEEDED", "2s"));
-  ASSERT_TRUE(h.runUntil([&] { return anyEvent(h, "FailedToCreateRayJobSubmitter", "not owned"); }));
+  ASSERT_TRUE(h.runUntil([&] { return h.anyEvent("FailedToCreateRayJobSubmitter", "not owned"); }));
   h.runUntil([] { return false; }, 20000);
-  EXPECT_NE(h.deploymentStatus("w3"), "Failed") << status(h, "w3").dump();
+  EXPECT_NE(h.deploymentStatus("w3"), "Failed") << h.status("w3").dump();
   h.kube.remove("Job", "default", "w3");
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w3") == "Complete"; }, 120000))
-      << status(h, "w3").dump();
-  EXPECT_EQ(status(h, "w3")["jobStatus"], "SUCCEEDED");
+      << h.status("w3").dump();
+  EXPECT_EQ(h.status("w3")["jobStatus"], "SUCCEEDED");
 }
 
 // 15: application failure with backoffLimit 2: Failed/AppFailed, failed=3; submitter Job succeeded.
@@ -330,9 +318,9 @@ TEST(KubeRayScenario, S15_ApplicationFailureRetriesThenFails) {
   job["spec"]["backoffLimit"] = 2;
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s15") == "Failed"; }));
-  EXPECT_EQ(status(h, "s15")["reason"], "AppFailed");
-  EXPECT_EQ(status(h, "s15")["jobStatus"], "FAILED");
-  EXPECT_EQ(status(h, "s15")["failed"], 3);
+  EXPECT_EQ(h.status("s15")["reason"], "AppFailed");
+  EXPECT_EQ(h.status("s15")["jobStatus"], "FAILED");
+  EXPECT_EQ(h.status("s15")["failed"], 3);
   EXPECT_EQ((*h.kube.get("Job", "default", "s15"))["status"]["succeeded"], 1);
 }
 
@@ -344,8 +332,8 @@ TEST(KubeRayScenario, S17_HttpModeOutcomes) {
   ASSERT_TRUE(h.runUntil([&] {
     return h.deploymentStatus("s17f") == "Failed" && h.deploymentStatus("s17s") == "Complete";
   }));
-  EXPECT_EQ(status(h, "s17f")["reason"], "AppFailed");
-  EXPECT_EQ(status(h, "s17s")["jobStatus"], "STOPPED");
+  EXPECT_EQ(h.status("s17f")["reason"], "AppFailed");
+  EXPECT_EQ(h.status("s17s")["jobStatus"], "STOPPED");
   EXPECT_TRUE(h.kube.list("Job", "default").empty());
 }
 
@@ -374,7 +362,7 @@ TEST(KubeRayScenario, S18_ClusterSelectorAndManagedBy) {
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("s18") == "Complete"; }));
   for (int i = 0; i < 20; ++i) h.step();
   EXPECT_TRUE(h.kube.get("RayCluster", "default", "shared"));
-  EXPECT_EQ(status(h, "s18")["rayClusterName"], "shared");
+  EXPECT_EQ(h.status("s18")["rayClusterName"], "shared");
   EXPECT_EQ(h.deploymentStatus("s18ext"), "");
 }
 
@@ -405,8 +393,8 @@ TEST(KubeRayScenario, SidecarModeSucceedsAndFails) {
     return h.deploymentStatus("side-ok") == "Complete" &&
            h.deploymentStatus("side-bad") == "Failed";
   }));
-  EXPECT_EQ(status(h, "side-bad")["reason"], "AppFailed");
-  json cluster = *h.kube.get("RayCluster", "default", status(h, "side-ok")["rayClusterName"]);
+  EXPECT_EQ(h.status("side-bad")["reason"], "AppFailed");
+  json cluster = *h.kube.get("RayCluster", "default", h.status("side-ok")["rayClusterName"]);
   auto containers = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"];
   EXPECT_EQ(containers.back()["name"], "ray-job-submitter");
   EXPECT_EQ(cluster["spec"]["headGroupSpec"]["template"]["spec"]["restartPolicy"], "Never");
@@ -417,11 +405,11 @@ TEST(KubeRayScenario, SidecarModeSucceedsAndFails) {
 TEST(KubeRayScenario, W6_DeletedSubmitterIsRecreatedNotLoopedOn) {
   SimHarness h;
   h.apply(sampleRayJob("w6", "K8sJobMode", "SUCCEEDED", "20s"));
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "w6").value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("w6").value("jobStatus", "") == "RUNNING"; }));
   h.kube.remove("Job", "default", "w6");
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w6") == "Complete"; }));
   EXPECT_EQ(h.ray.submissions(), 1u);
-  EXPECT_TRUE(anyEvent(h, "SubmitterJobRecreated"));
+  EXPECT_TRUE(h.anyEvent("SubmitterJobRecreated"));
 }
 
 // HTTPMode: a dashboard that refuses every submission (Ray reachable, the POST fails) ends the
@@ -432,8 +420,8 @@ TEST(KubeRayScenario, HttpSubmissionsThatKeepFailingEndAtTheStatusCheckTimeout) 
   h.ray.failNextSubmissions(1000000);
   h.apply(sampleRayJob("refused", "HTTPMode"));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("refused") == "Failed"; }, 900000));
-  EXPECT_EQ(status(h, "refused")["reason"], "JobStatusCheckTimeoutExceeded");
-  EXPECT_EQ(status(h, "refused")["message"].get<std::string>().rfind(
+  EXPECT_EQ(h.status("refused")["reason"], "JobStatusCheckTimeoutExceeded");
+  EXPECT_EQ(h.status("refused")["message"].get<std::string>().rfind(
                 "Job status checks have been failing since ", 0),
             0u);
   EXPECT_EQ(h.ray.submissions(), 0u);
@@ -445,12 +433,12 @@ TEST(KubeRayScenario, W7_DeletedClusterFailsTheAttemptInsteadOfRecreating) {
   json job = sampleRayJob("w7", "HTTPMode", "SUCCEEDED", "20s");
   job["spec"]["backoffLimit"] = 1;
   h.apply(job);
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "w7").value("jobStatus", "") == "RUNNING"; }));
-  std::string first = status(h, "w7")["rayClusterName"];
+  ASSERT_TRUE(h.runUntil([&] { return h.status("w7").value("jobStatus", "") == "RUNNING"; }));
+  std::string first = h.status("w7")["rayClusterName"];
   h.kube.remove("RayCluster", "default", first);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w7") == "Complete"; }));
-  EXPECT_EQ(status(h, "w7")["failed"], 1);
-  EXPECT_NE(status(h, "w7")["rayClusterName"], first);
+  EXPECT_EQ(h.status("w7")["failed"], 1);
+  EXPECT_NE(h.status("w7")["rayClusterName"], first);
   EXPECT_EQ(h.ray.submissions(), 2u) << "one submission per attempt, none on a recreated cluster";
 }
 
@@ -458,11 +446,11 @@ TEST(KubeRayScenario, W7_DeletedClusterFailsTheAttemptInsteadOfRecreating) {
 TEST(KubeRayScenario, W9_FinalizerRemovedAfterBoundedStopAttempts) {
   SimHarness h;
   h.apply(sampleRayJob("w9", "HTTPMode", "SUCCEEDED", "1h"));
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "w9").value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("w9").value("jobStatus", "") == "RUNNING"; }));
   h.ray.failNextCalls(1000000);
   h.kube.remove("RayJob", "default", "w9");
   ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayJob", "default", "w9"); }, 60000));
-  EXPECT_TRUE(anyEvent(h, "StopJobNotConfirmed"));
+  EXPECT_TRUE(h.anyEvent("StopJobNotConfirmed"));
 }
 
 // W18: observedGeneration follows metadata.generation.
@@ -474,7 +462,7 @@ TEST(KubeRayScenario, W18_ObservedGeneration) {
   current["spec"]["entrypoint"] = "python other.py";
   h.kube.update("RayJob", current);
   ASSERT_TRUE(
-      h.runUntil([&] { return status(h, "w18").value("observedGeneration", 0) == 2; }, 5000));
+      h.runUntil([&] { return h.status("w18").value("observedGeneration", 0) == 2; }, 5000));
 }
 
 }  // namespace
@@ -485,7 +473,7 @@ TEST(KubeRayScenario, W14_LostHeadPodCreateResponseNeverMakesASecondHead) {
   h.kube.injectFault({"create", "Pod", 1, 504, "Timeout", true});
   h.apply(sampleRayJob("w14", "HTTPMode"));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w14") == "Complete"; }));
-  std::string cluster = status(h, "w14")["rayClusterName"];
+  std::string cluster = h.status("w14")["rayClusterName"];
   auto heads =
       h.kube.list("Pod", "default", {{"ray.io/cluster", cluster}, {"ray.io/node-type", "head"}});
   ASSERT_EQ(heads.size(), 1u);
@@ -523,14 +511,14 @@ TEST(KubeRayScenario, W15_ReadinessIsNotSticky) {
 TEST(KubeRayScenario, W17_TransientStatusFailureDoesNotBurnASubmitterRetry) {
   SimHarness h;
   h.apply(sampleRayJob("w17", "K8sJobMode", "SUCCEEDED", "5s"));
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "w17").value("jobStatus", "") == "RUNNING"; }));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("w17").value("jobStatus", "") == "RUNNING"; }));
   h.world.replaceSubmitterPod(*h.kube.get("Job", "default", "w17"));
   h.ray.failNextCalls(1);
   h.world.advance();  // the new Pod's status check meets the failure
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w17") == "Complete"; }));
   json submitter = *h.kube.get("Job", "default", "w17");
   EXPECT_EQ(submitter["status"].value("failed", 0), 0) << submitter["status"].dump();
-  EXPECT_EQ(status(h, "w17")["jobStatus"], "SUCCEEDED");
+  EXPECT_EQ(h.status("w17")["jobStatus"], "SUCCEEDED");
 }
 
 }  // namespace rayjournal::testing

@@ -15,10 +15,6 @@ json pod(SimHarness& h, const std::string& cluster, const std::string& nodeType)
   return pods.empty() ? json() : pods[0];
 }
 
-std::string clusterOf(SimHarness& h, const std::string& job) {
-  return h.rayjob(job).value("status", json::object()).value("rayClusterName", "");
-}
-
 // ENABLE_LOGIN_SHELL=true: the submitter runs `bash -cel`, the Ray and init containers
 // `bash -cl` (KubeRay's GetContainerCommand). Before, the setting was not read.
 TEST(OperatorSettingsScenario, LoginShellReachesTheSubmitterAndTheRayContainers) {
@@ -30,12 +26,12 @@ TEST(OperatorSettingsScenario, LoginShellReachesTheSubmitterAndTheRayContainers)
   json submitter = *h.kube.get("Job", "default", "login");
   EXPECT_EQ(submitter["spec"]["template"]["spec"]["containers"][0]["command"],
             json::array({"/bin/bash", "-cel", "--"}));
-  json worker = pod(h, clusterOf(h, "login"), "worker");
+  json worker = pod(h, h.clusterOf("login"), "worker");
   ASSERT_FALSE(worker.is_null());
   EXPECT_EQ(worker["spec"]["containers"][0]["command"], json::array({"/bin/bash", "-cl", "--"}));
   EXPECT_EQ(worker["spec"]["initContainers"][0]["command"],
             json::array({"/bin/bash", "-cl", "--"}));
-  json head = pod(h, clusterOf(h, "login"), "head");
+  json head = pod(h, h.clusterOf("login"), "head");
   EXPECT_EQ(head["spec"]["containers"][0]["command"], json::array({"/bin/bash", "-cl", "--"}));
 }
 
@@ -46,7 +42,7 @@ TEST(OperatorSettingsScenario, ByDefaultTheShellIsNotALoginShell) {
   json submitter = *h.kube.get("Job", "default", "plain");
   EXPECT_EQ(submitter["spec"]["template"]["spec"]["containers"][0]["command"],
             json::array({"/bin/bash", "-ce", "--"}));
-  json worker = pod(h, clusterOf(h, "plain"), "worker");
+  json worker = pod(h, h.clusterOf("plain"), "worker");
   EXPECT_EQ(worker["spec"]["containers"][0]["command"], json::array({"/bin/bash", "-c", "--"}));
   EXPECT_EQ(worker["spec"]["initContainers"][0]["name"], "wait-gcs-ready");
   EXPECT_TRUE(worker["spec"]["containers"][0].contains("readinessProbe"));
@@ -60,9 +56,9 @@ TEST(OperatorSettingsScenario, ProbeAndInitContainerInjectionCanBeTurnedOff) {
   h.config.injectWaitGcsReady = false;
   h.restart();
   h.apply(withWorkers(sampleRayJob("bare", "HTTPMode")));
-  ASSERT_TRUE(h.runUntil([&] { return !pod(h, clusterOf(h, "bare"), "worker").is_null(); }));
-  json worker = pod(h, clusterOf(h, "bare"), "worker");
-  json head = pod(h, clusterOf(h, "bare"), "head");
+  ASSERT_TRUE(h.runUntil([&] { return !pod(h, h.clusterOf("bare"), "worker").is_null(); }));
+  json worker = pod(h, h.clusterOf("bare"), "worker");
+  json head = pod(h, h.clusterOf("bare"), "head");
   EXPECT_FALSE(worker["spec"].contains("initContainers")) << worker["spec"].dump();
   for (const json& p : {worker, head}) {
     EXPECT_FALSE(p["spec"]["containers"][0].contains("readinessProbe"));
@@ -79,7 +75,7 @@ TEST(OperatorSettingsScenario, StatusConditionsGateOffWritesNoClusterConditions)
   h.restart();
   h.apply(sampleRayJob("nocond", "HTTPMode"));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("nocond") == "Running"; }));
-  json cluster = *h.kube.get("RayCluster", "default", clusterOf(h, "nocond"));
+  json cluster = *h.kube.get("RayCluster", "default", h.clusterOf("nocond"));
   EXPECT_EQ(cluster["status"].value("state", ""), "ready");
   EXPECT_FALSE(cluster["status"].contains("conditions")) << cluster["status"].dump();
 }
@@ -88,7 +84,7 @@ TEST(OperatorSettingsScenario, StatusConditionsGateOnWritesClusterConditions) {
   SimHarness h;
   h.apply(sampleRayJob("cond", "HTTPMode"));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("cond") == "Running"; }));
-  json cluster = *h.kube.get("RayCluster", "default", clusterOf(h, "cond"));
+  json cluster = *h.kube.get("RayCluster", "default", h.clusterOf("cond"));
   EXPECT_FALSE(cluster["status"].value("conditions", json::array()).empty());
 }
 
@@ -121,7 +117,7 @@ TEST(OperatorSettingsScenario, TokenAuthInEveryMode) {
     SimHarness h;
     h.apply(withTokenAuth(sampleRayJob("tok", mode)));
     ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("tok") == "Complete"; })) << mode;
-    const std::string cluster = clusterOf(h, "tok");
+    const std::string cluster = h.clusterOf("tok");
     auto secret = h.kube.get("Secret", "default", cluster);
     ASSERT_TRUE(secret.has_value()) << mode;
     std::string token = (*secret)["stringData"]["auth_token"];
@@ -154,8 +150,8 @@ TEST(OperatorSettingsScenario, TokenAuthWithTheUsersSecret) {
                            {"data", {{"auth_token", "c2VjcmV0LXRva2Vu"}}}});  // secret-token
   h.apply(withTokenAuth(sampleRayJob("own", "HTTPMode"), "my-token"));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("own") == "Complete"; }));
-  EXPECT_FALSE(h.kube.get("Secret", "default", clusterOf(h, "own")).has_value());
-  EXPECT_EQ(envSecret(pod(h, clusterOf(h, "own"), "head")["spec"]["containers"][0]),
+  EXPECT_FALSE(h.kube.get("Secret", "default", h.clusterOf("own")).has_value());
+  EXPECT_EQ(envSecret(pod(h, h.clusterOf("own"), "head")["spec"]["containers"][0]),
             "token my-token/auth_token");
 }
 
@@ -166,7 +162,7 @@ json sidecarJob(const std::string& name, const std::string& submitter) {
 }
 
 json submitterStatus(SimHarness& h, const std::string& job) {
-  json head = pod(h, clusterOf(h, job), "head");
+  json head = pod(h, h.clusterOf(job), "head");
   for (const auto& cs : head["status"].value("containerStatuses", json::array()))
     if (cs["name"] == "ray-job-submitter") return cs;
   return json();
@@ -183,7 +179,7 @@ TEST(OperatorSettingsScenario, SidecarSubmitterRestartRestartsAFailedSidecar) {
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("again") == "Complete"; }));
   EXPECT_EQ(submitterStatus(h, "again").value("restartCount", 0), 1);
   EXPECT_EQ(h.ray.submissions(), 1u);
-  json cluster = *h.kube.get("RayCluster", "default", clusterOf(h, "again"));
+  json cluster = *h.kube.get("RayCluster", "default", h.clusterOf("again"));
   json sidecar = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"].back();
   EXPECT_EQ(sidecar["restartPolicy"], "OnFailure");
   EXPECT_NE(sidecar["args"][0].get<std::string>().find("if ! ray job status"), std::string::npos);

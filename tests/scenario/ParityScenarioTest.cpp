@@ -9,20 +9,6 @@
 namespace rayjournal::testing {
 namespace {
 
-json status(SimHarness& h, const std::string& name) {
-  return h.rayjob(name).value("status", json::object());
-}
-
-bool anyEvent(SimHarness& h, const std::string& reason) {
-  for (const auto& e : h.kube.list("Event", "default"))
-    if (e.value("reason", "") == reason) return true;
-  return false;
-}
-
-std::string clusterOf(SimHarness& h, const std::string& job) {
-  return status(h, job).value("rayClusterName", "");
-}
-
 bool isTerminal(const std::string& deploymentStatus) {
   return deploymentStatus == "Complete" || deploymentStatus == "Failed";
 }
@@ -39,7 +25,7 @@ TEST(ParityScenario, PreRunningDeadlineInInitializing) {
   job["spec"]["preRunningDeadlineSeconds"] = 5;
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("slowstart") == "Failed"; }, 30000));
-  EXPECT_EQ(status(h, "slowstart")["reason"], "PreRunningDeadlineExceeded");
+  EXPECT_EQ(h.status("slowstart")["reason"], "PreRunningDeadlineExceeded");
   EXPECT_EQ(h.ray.submissions(), 0u);
 }
 
@@ -51,7 +37,7 @@ TEST(ParityScenario, PreRunningDeadlineInWaiting) {
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("idle") == "Waiting"; }));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("idle") == "Failed"; }, 30000));
-  EXPECT_EQ(status(h, "idle")["reason"], "PreRunningDeadlineExceeded");
+  EXPECT_EQ(h.status("idle")["reason"], "PreRunningDeadlineExceeded");
 }
 
 // A retried preRunning deadline counts per attempt (KubeRay's startTime is per attempt).
@@ -62,10 +48,10 @@ TEST(ParityScenario, PreRunningDeadlineIsRetriedWithBackoffLimit) {
   job["spec"]["preRunningDeadlineSeconds"] = 3;
   job["spec"]["backoffLimit"] = 1;
   h.apply(job);
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "slowretry").value("failed", 0) == 1; }, 30000));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("slowretry").value("failed", 0) == 1; }, 30000));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("slowretry") == "Failed"; }, 30000));
-  EXPECT_EQ(status(h, "slowretry")["failed"], 2);
-  EXPECT_EQ(status(h, "slowretry")["reason"], "PreRunningDeadlineExceeded");
+  EXPECT_EQ(h.status("slowretry")["failed"], 2);
+  EXPECT_EQ(h.status("slowretry")["reason"], "PreRunningDeadlineExceeded");
 }
 
 // deletionRules on jobDeploymentStatus Failed: a deadline failure (no Ray job status) deletes
@@ -80,8 +66,8 @@ TEST(ParityScenario, DeletionRuleOnDeploymentStatusFailed) {
                      {"condition", {{"jobDeploymentStatus", "Failed"}, {"ttlSeconds", 10}}}}})}};
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("ruled") == "Failed"; }, 30000));
-  EXPECT_EQ(status(h, "ruled")["reason"], "DeadlineExceeded");
-  std::string cluster = clusterOf(h, "ruled");
+  EXPECT_EQ(h.status("ruled")["reason"], "DeadlineExceeded");
+  std::string cluster = h.clusterOf("ruled");
   for (int i = 0; i < 50; ++i) h.step();  // 5 s: the ttl has not passed
   EXPECT_TRUE(clusterExists(h, cluster));
   ASSERT_TRUE(h.runUntil([&] { return !clusterExists(h, cluster); }, 30000));
@@ -108,7 +94,7 @@ TEST(ParityScenario, LegacyPoliciesExecute) {
     return h.deploymentStatus("legacy-ok") == "Complete" &&
            h.deploymentStatus("legacy-bad") == "Failed";
   }));
-  std::string okCluster = clusterOf(h, "legacy-ok"), badCluster = clusterOf(h, "legacy-bad");
+  std::string okCluster = h.clusterOf("legacy-ok"), badCluster = h.clusterOf("legacy-bad");
   ASSERT_TRUE(h.runUntil([&] {
     auto c = h.kube.get("RayCluster", "default", badCluster);
     return !clusterExists(h, okCluster) && c &&
@@ -124,8 +110,8 @@ TEST(ParityScenario, LegacyPoliciesIgnoreAStoppedJob) {
   h.apply(withLegacyPolicies(sampleRayJob("stopped", "HTTPMode", "STOPPED"), "DeleteCluster",
                              "DeleteCluster"));
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("stopped") == "Complete"; }));
-  EXPECT_EQ(status(h, "stopped")["jobStatus"], "STOPPED");
-  std::string cluster = clusterOf(h, "stopped");
+  EXPECT_EQ(h.status("stopped")["jobStatus"], "STOPPED");
+  std::string cluster = h.clusterOf("stopped");
   for (int i = 0; i < 300; ++i) h.step();
   EXPECT_TRUE(clusterExists(h, cluster));
 }
@@ -136,10 +122,10 @@ TEST(ParityScenario, DefaultGracePeriodIs300Seconds) {
   SimHarness h;
   h.apply(sampleRayJob("graceful", "K8sJobMode", "SUCCEEDED", "1s"));
   h.kube.injectFault({"updateStatus", "Job", 100000000, 500, "InternalError", false});
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "graceful").value("jobStatus", "") == "SUCCEEDED"; }));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("graceful").value("jobStatus", "") == "SUCCEEDED"; }));
   int64_t succeededAt = h.clock.nowMs();
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("graceful") != "Running"; }, 400000, 1000));
-  json s = status(h, "graceful");
+  json s = h.status("graceful");
   EXPECT_EQ(s["reason"], "JobDeploymentStatusTransitionGracePeriodExceeded");
   EXPECT_EQ(s["jobDeploymentStatus"], "Complete");
   EXPECT_GE(h.clock.nowMs() - succeededAt, 295000) << "not before the grace period";
@@ -157,11 +143,11 @@ TEST(ParityScenario, RayJobHeadServiceFollowsTheAttemptsCluster) {
     return svc ? (*svc)["spec"]["selector"].value("ray.io/cluster", "") : "";
   };
   ASSERT_TRUE(h.runUntil([&] { return !selected().empty(); }));
-  std::string first = clusterOf(h, "svc");
+  std::string first = h.clusterOf("svc");
   EXPECT_EQ(selected(), first);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("svc") == "Complete"; }));
-  EXPECT_NE(clusterOf(h, "svc"), first);
-  EXPECT_EQ(selected(), clusterOf(h, "svc"));
+  EXPECT_NE(h.clusterOf("svc"), first);
+  EXPECT_EQ(selected(), h.clusterOf("svc"));
   auto svc = *h.kube.get("Service", "default", "svc-head-svc");
   EXPECT_EQ(svc["metadata"]["ownerReferences"][0]["kind"], "RayJob");
 }
@@ -173,8 +159,8 @@ TEST(ParityScenario, SidecarModeRetries) {
   job["spec"]["backoffLimit"] = 1;
   h.apply(job);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("side-retry") == "Complete"; }));
-  EXPECT_EQ(status(h, "side-retry")["failed"], 1);
-  EXPECT_EQ(status(h, "side-retry")["succeeded"], 1);
+  EXPECT_EQ(h.status("side-retry")["failed"], 1);
+  EXPECT_EQ(h.status("side-retry")["succeeded"], 1);
   EXPECT_EQ(h.ray.submissions(), 2u);
 }
 
@@ -185,16 +171,16 @@ TEST(ParityScenario, SidecarModeHeadPodLossFailsTheAttempt) {
   json job = sampleRayJob("side-head", "SidecarMode", "SUCCEEDED", "30s");
   job["spec"]["backoffLimit"] = 1;
   h.apply(job);
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "side-head").value("jobStatus", "") == "RUNNING"; }));
-  std::string first = clusterOf(h, "side-head");
+  ASSERT_TRUE(h.runUntil([&] { return h.status("side-head").value("jobStatus", "") == "RUNNING"; }));
+  std::string first = h.clusterOf("side-head");
   h.kube.remove("Pod", "default", first + "-head");
-  ASSERT_TRUE(h.runUntil([&] { return status(h, "side-head").value("failed", 0) == 1; }));
+  ASSERT_TRUE(h.runUntil([&] { return h.status("side-head").value("failed", 0) == 1; }));
   EXPECT_TRUE(
       h.kube.list("Pod", "default", {{"ray.io/cluster", first}, {"ray.io/node-type", "head"}})
           .empty())
       << "the head of a SidecarMode cluster is not recreated";
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("side-head") == "Complete"; }));
-  EXPECT_NE(clusterOf(h, "side-head"), first);
+  EXPECT_NE(h.clusterOf("side-head"), first);
   EXPECT_EQ(h.ray.submissions(), 2u);
 }
 
@@ -208,10 +194,10 @@ TEST(ParityScenario, ExplicitJobIdAcrossRetriesAndResumesInEveryMode) {
     job["spec"]["backoffLimit"] = 1;
     job["spec"]["shutdownAfterJobFinishes"] = true;
     h.apply(job);
-    ASSERT_TRUE(h.runUntil([&] { return status(h, "fixed").value("failed", 0) == 1; })) << mode;
-    ASSERT_TRUE(h.runUntil([&] { return status(h, "fixed").value("jobStatus", "") == "RUNNING"; }))
+    ASSERT_TRUE(h.runUntil([&] { return h.status("fixed").value("failed", 0) == 1; })) << mode;
+    ASSERT_TRUE(h.runUntil([&] { return h.status("fixed").value("jobStatus", "") == "RUNNING"; }))
         << mode;
-    EXPECT_EQ(status(h, "fixed")["jobId"], "my-fixed-id") << mode;
+    EXPECT_EQ(h.status("fixed")["jobId"], "my-fixed-id") << mode;
     json current = h.rayjob("fixed");
     current["spec"]["suspend"] = true;
     h.kube.update("RayJob", current);
@@ -220,8 +206,8 @@ TEST(ParityScenario, ExplicitJobIdAcrossRetriesAndResumesInEveryMode) {
     current["spec"]["suspend"] = false;
     h.kube.update("RayJob", current);
     ASSERT_TRUE(h.runUntil([&] { return isTerminal(h.deploymentStatus("fixed")); })) << mode;
-    EXPECT_EQ(h.deploymentStatus("fixed"), "Complete") << mode << " " << status(h, "fixed").dump();
-    EXPECT_EQ(status(h, "fixed")["jobId"], "my-fixed-id") << mode;
+    EXPECT_EQ(h.deploymentStatus("fixed"), "Complete") << mode << " " << h.status("fixed").dump();
+    EXPECT_EQ(h.status("fixed")["jobId"], "my-fixed-id") << mode;
     EXPECT_EQ(h.ray.submissions(), 3u) << mode << ": one per attempt and one after the resume";
   }
 }
@@ -236,7 +222,7 @@ TEST(ParityScenario, ClusterSelectorNamingAMissingCluster) {
   h.apply(job);
   for (int i = 0; i < 100; ++i) h.step();
   EXPECT_EQ(h.deploymentStatus("orphan"), "Initializing");
-  EXPECT_TRUE(anyEvent(h, "RayClusterNotFound"));
+  EXPECT_TRUE(h.anyEvent("RayClusterNotFound"));
   EXPECT_TRUE(h.kube.list("RayCluster", "default").empty());
   h.kube.create("RayCluster",
                 {{"apiVersion", "ray.io/v1"},

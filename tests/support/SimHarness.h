@@ -93,8 +93,18 @@ class SimHarness {
   json rayjob(const std::string& name) {
     return kube.get("RayJob", "default", name).value_or(json());
   }
+  json status(const std::string& name) { return rayjob(name).value("status", json::object()); }
   std::string deploymentStatus(const std::string& name) {
-    return rayjob(name).value("status", json::object()).value("jobDeploymentStatus", "");
+    return status(name).value("jobDeploymentStatus", "");
+  }
+  std::string clusterOf(const std::string& job) { return status(job).value("rayClusterName", ""); }
+  // An Event in "default" with this reason whose note contains fragment.
+  bool anyEvent(const std::string& reason, const std::string& fragment = "") {
+    for (const auto& e : kube.list("Event", "default")) {
+      if (e.value("reason", "") == reason && e.value("note", "").find(fragment) != std::string::npos)
+        return true;
+    }
+    return false;
   }
 
   std::vector<wal::Record> records() {

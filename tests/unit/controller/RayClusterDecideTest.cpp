@@ -57,7 +57,7 @@ json pod(const std::string& name, bool ready) {
   return p;
 }
 
-std::vector<std::shared_ptr<const json>> shared(const std::vector<json>& pods) {
+std::vector<std::shared_ptr<const json>> sharedPods(const std::vector<json>& pods) {
   std::vector<std::shared_ptr<const json>> out;
   for (const auto& p : pods) out.push_back(std::make_shared<const json>(p));
   return out;
@@ -94,17 +94,17 @@ TEST(RayClusterDecideTest, ReadyOnlyWhileEveryPodIsReady) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
   json c = cluster();
-  ClusterPlan plan = decideOn(c, shared(pods), true);
+  ClusterPlan plan = decideOn(c, sharedPods(pods), true);
   EXPECT_TRUE(plan.creates.empty());
   ASSERT_TRUE(plan.status != nullptr);
   EXPECT_EQ((*plan.status)["state"], "ready");
   EXPECT_EQ((*plan.status)["readyWorkerReplicas"], 2);
   EXPECT_EQ((*plan.status)["observedGeneration"], 3);
   c["status"] = *plan.status;
-  EXPECT_TRUE(decideOn(c, shared(pods), true).status == nullptr) << "no change, no write";
+  EXPECT_TRUE(decideOn(c, sharedPods(pods), true).status == nullptr) << "no change, no write";
   // The head stops being ready: the cluster is no longer ready (W15: not sticky).
   pods[0] = pod("c1-head", false);
-  ClusterPlan after = decideOn(c, shared(pods), true);
+  ClusterPlan after = decideOn(c, sharedPods(pods), true);
   ASSERT_TRUE(after.status != nullptr);
   EXPECT_FALSE(after.status->contains("state"));
   EXPECT_EQ((*after.status)["conditions"][0]["status"], "False");
@@ -113,10 +113,10 @@ TEST(RayClusterDecideTest, ReadyOnlyWhileEveryPodIsReady) {
 TEST(RayClusterDecideTest, SuspendedOrShrunkGroupsLoseTheirPods) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
-  ClusterPlan suspended = decideOn(cluster(2, true), shared(pods), true);
+  ClusterPlan suspended = decideOn(cluster(2, true), sharedPods(pods), true);
   std::sort(suspended.deletePods.begin(), suspended.deletePods.end());
   EXPECT_EQ(suspended.deletePods, (std::vector<std::string>{"c1-gpu-worker-0", "c1-gpu-worker-1"}));
-  ClusterPlan shrunk = decideOn(cluster(1), shared(pods), true);
+  ClusterPlan shrunk = decideOn(cluster(1), sharedPods(pods), true);
   EXPECT_EQ(shrunk.deletePods, (std::vector<std::string>{"c1-gpu-worker-1"}));
 }
 
@@ -131,14 +131,14 @@ TEST(RayClusterDecideTest, WorkersToDeleteAreTheOnesDeleted) {
   json scaledDown = cluster(2);
   scaledDown["spec"]["workerGroupSpecs"][0]["scaleStrategy"]["workersToDelete"] =
       json::array({"c1-gpu-worker-1", "someone-elses-pod"});
-  ClusterPlan plan = decideOn(scaledDown, shared(pods), true);
+  ClusterPlan plan = decideOn(scaledDown, sharedPods(pods), true);
   EXPECT_EQ(plan.deletePods, std::vector<std::string>{"c1-gpu-worker-1"});
   EXPECT_TRUE(plan.creates.empty());
   json same = cluster(3);
   same["spec"]["workerGroupSpecs"][0]["scaleStrategy"]["workersToDelete"] =
       json::array({"c1-gpu-worker-0"});
   pods.erase(pods.begin() + 1);  // worker-0 is gone
-  ClusterPlan refill = decideOn(same, shared(pods), true);
+  ClusterPlan refill = decideOn(same, sharedPods(pods), true);
   EXPECT_TRUE(refill.deletePods.empty());
   // Not worker-0 again: the autoscaler's list still names it.
   EXPECT_EQ(createdNames(refill), std::vector<std::string>{"Pod c1-gpu-worker-3"});
@@ -189,7 +189,7 @@ TEST(RayClusterDecideTest, AUserPodWithAnUnparseableNameIsForeign) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true), pod("c1-gpu-worker-99999999999999999999", true),
                          pod("c1-gpu-worker-x", true)};
-  ClusterPlan plan = decideOn(cluster(), shared(pods), true);
+  ClusterPlan plan = decideOn(cluster(), sharedPods(pods), true);
   EXPECT_TRUE(plan.deletePods.empty()) << "foreign Pods are left alone";
   EXPECT_TRUE(plan.creates.empty());
 }
@@ -201,7 +201,7 @@ TEST(RayClusterDecideTest, CustomHeadServiceNameIsHonoured) {
   EXPECT_EQ((*plan.creates[0].second)["metadata"]["name"], "my-head");
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
-  ClusterPlan next = decideOn(c, shared(pods), true);
+  ClusterPlan next = decideOn(c, sharedPods(pods), true);
   ASSERT_TRUE(next.status != nullptr);
   EXPECT_EQ((*next.status)["head"]["serviceName"], "my-head");
 }
@@ -217,21 +217,21 @@ json failedPod(const std::string& name, const std::string& phase) {
 TEST(RayClusterDecideTest, AFailedHeadOrWorkerIsDeletedThenCreatedAgainUnderItsName) {
   json c = cluster(1);
   ClusterPlan failed =
-      decideOn(c, shared({failedPod("c1-head", "Failed"), failedPod("c1-gpu-worker-0", "Succeeded")}),
+      decideOn(c, sharedPods({failedPod("c1-head", "Failed"), failedPod("c1-gpu-worker-0", "Succeeded")}),
                true);
   EXPECT_EQ(failed.deletePods, (std::vector<std::string>{"c1-head", "c1-gpu-worker-0"}));
   EXPECT_TRUE(failed.creates.empty()) << "not while the old Pods hold their names";
   json deleting = failedPod("c1-head", "Failed");
   deleting["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z";
-  EXPECT_TRUE(decideOn(c, shared({deleting, pod("c1-gpu-worker-0", true)}), true).deletePods.empty())
+  EXPECT_TRUE(decideOn(c, sharedPods({deleting, pod("c1-gpu-worker-0", true)}), true).deletePods.empty())
       << "asked once";
-  ClusterPlan gone = decideOn(c, shared({pod("c1-gpu-worker-0", true)}), true);
+  ClusterPlan gone = decideOn(c, sharedPods({pod("c1-gpu-worker-0", true)}), true);
   EXPECT_EQ(createdNames(gone), std::vector<std::string>{"Pod c1-head"});
   json exited = pod("c1-gpu-worker-0", true);
   exited["spec"] = {{"restartPolicy", "Never"}, {"containers", json::array({{{"name", "w"}}})}};
   exited["status"]["containerStatuses"] =
       json::array({{{"name", "w"}, {"state", {{"terminated", {{"exitCode", 1}}}}}}});
-  ClusterPlan rayExited = decideOn(c, shared({pod("c1-head", true), exited}), true);
+  ClusterPlan rayExited = decideOn(c, sharedPods({pod("c1-head", true), exited}), true);
   EXPECT_EQ(rayExited.deletePods, std::vector<std::string>{"c1-gpu-worker-0"});
 }
 
@@ -240,7 +240,7 @@ TEST(RayClusterDecideTest, AProvisionedSidecarHeadIsNotCreatedAgain) {
   c["metadata"]["annotations"] = {{"ray.io/disable-provisioned-head-restart", "true"}};
   c["status"]["conditions"] =
       json::array({{{"type", "RayClusterProvisioned"}, {"status", "True"}}});
-  ClusterPlan failed = decideOn(c, shared({failedPod("c1-head", "Failed")}), true);
+  ClusterPlan failed = decideOn(c, sharedPods({failedPod("c1-head", "Failed")}), true);
   EXPECT_EQ(failed.deletePods, std::vector<std::string>{"c1-head"});
   EXPECT_TRUE(decideOn(c, {}, true).creates.empty());
 }
@@ -267,7 +267,7 @@ TEST(RayClusterDecideTest, ACachedPodDecidesAsTheWholePod) {
   json deleting = *workerPodFor(o.cluster, o.cluster.groups[0], "c1-gpu-worker-1", 1);
   deleting["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z";
   deleting["metadata"]["managedFields"] = json::array({{{"manager", "kubelet"}}});
-  Pods whole = shared({head, exited, deleting});
+  Pods whole = sharedPods({head, exited, deleting});
   Pods cached;
   for (const auto& p : whole) cached.push_back(podAsCached(p));
   EXPECT_LT(cached[0]->dump().size() * 3, whole[0]->dump().size()) << "most of a Pod is not kept";

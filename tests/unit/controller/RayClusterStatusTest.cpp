@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-json rayCluster(json headGroupExtra = json::object(), json headPorts = nullptr) {
+json statusCluster(json headGroupExtra = json::object(), json headPorts = nullptr) {
   json container = {{"name", "ray-head"},
                     {"image", "rayproject/ray:2.60.0"},
                     {"resources", {{"requests", {{"cpu", "1"}, {"memory", "2Gi"}}}}}};
@@ -35,7 +35,7 @@ json rayCluster(json headGroupExtra = json::object(), json headPorts = nullptr) 
                            {"template", {{"spec", {{"containers", json::array({worker})}}}}}}})}}}};
 }
 
-ClusterObserved observe(const json& cluster, std::vector<json> pods = {},
+ClusterObserved observeStatus(const json& cluster, std::vector<json> pods = {},
                         std::shared_ptr<const json> service = nullptr, int64_t nowMs = 0) {
   std::vector<std::shared_ptr<const json>> shared;
   for (auto& p : pods) shared.push_back(std::make_shared<const json>(std::move(p)));
@@ -43,7 +43,7 @@ ClusterObserved observe(const json& cluster, std::vector<json> pods = {},
                          {"cluster.local", nowMs});
 }
 
-json serviceOf(const json& cluster) { return *headServiceFor(observe(cluster).cluster); }
+json serviceOf(const json& cluster) { return *headServiceFor(observeStatus(cluster).cluster); }
 
 std::vector<std::string> portNames(const json& svc) {
   std::vector<std::string> names;
@@ -52,7 +52,7 @@ std::vector<std::string> portNames(const json& svc) {
 }
 
 TEST(RayClusterStatusTest, TheDefaultHeadServiceIsHeadlessWithKubeRaysDefaultPorts) {
-  json svc = serviceOf(rayCluster());
+  json svc = serviceOf(statusCluster());
   EXPECT_EQ(svc["metadata"]["name"], "rc-head-svc");
   EXPECT_EQ(svc["spec"]["clusterIP"], "None");
   EXPECT_EQ(svc["spec"]["publishNotReadyAddresses"], true);
@@ -65,7 +65,7 @@ TEST(RayClusterStatusTest, TheDefaultHeadServiceIsHeadlessWithKubeRaysDefaultPor
 
 TEST(RayClusterStatusTest, DeclaredPortsAndServiceTypeAreHonoured) {
   json ports = json::array({{{"name", "dashboard"}, {"containerPort", 9000}}, {{"containerPort", 7000}}});
-  json svc = serviceOf(rayCluster({{"serviceType", "NodePort"}}, ports));
+  json svc = serviceOf(statusCluster({{"serviceType", "NodePort"}}, ports));
   EXPECT_EQ(portNames(svc), (std::vector<std::string>{"7000-port", "dashboard", "metrics"}));
   EXPECT_EQ(svc["spec"]["type"], "NodePort");
   EXPECT_FALSE(svc["spec"].contains("clusterIP")) << "only a ClusterIP Service is headless";
@@ -81,7 +81,7 @@ TEST(RayClusterStatusTest, ACustomHeadServiceKeepsItsFieldsAndGetsKubeRaysSelect
                   {{"type", "LoadBalancer"},
                    {"selector", {{"app", "x"}}},
                    {"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}};
-  json svc = serviceOf(rayCluster({{"headService", custom}}));
+  json svc = serviceOf(statusCluster({{"headService", custom}}));
   EXPECT_EQ(svc["metadata"]["name"], "my-head");
   EXPECT_EQ(svc["metadata"]["namespace"], "ns") << "always the cluster's namespace";
   EXPECT_EQ(svc["metadata"]["labels"]["team"], "a");
@@ -111,7 +111,7 @@ TEST(RayClusterStatusTest, StatusCountsResourcesHeadAndEndpointsAsKubeRay) {
        {{"clusterIP", "None"},
         {"ports", json::array({{{"name", "dashboard"}, {"port", 8265}, {"targetPort", 8265}},
                                {{"name", "client"}, {"port", 10001}, {"nodePort", 31001}}})}}}});
-  json status = *decideRayCluster(observe(rayCluster(), pods, svc, 1'700'000'000'000)).status;
+  json status = *decideRayCluster(observeStatus(statusCluster(), pods, svc, 1'700'000'000'000)).status;
   EXPECT_EQ(status["desiredWorkerReplicas"], 6);
   EXPECT_EQ(status["readyWorkerReplicas"], 5);
   EXPECT_EQ(status["availableWorkerReplicas"], 6);
@@ -132,17 +132,17 @@ TEST(RayClusterStatusTest, StatusCountsResourcesHeadAndEndpointsAsKubeRay) {
 TEST(RayClusterStatusTest, ReadyStampsItsTransitionTimeAndOnlyTimeChangingWritesNothing) {
   std::vector<json> pods = {readyPod("rc-head", "10.1.0.5")};
   for (int i = 0; i < 6; ++i) pods.push_back(readyPod("rc-g-worker-" + std::to_string(i), "10.1.1.1"));
-  json cluster = rayCluster();
-  json status = *decideRayCluster(observe(cluster, pods, nullptr, 1'000'000)).status;
+  json cluster = statusCluster();
+  json status = *decideRayCluster(observeStatus(cluster, pods, nullptr, 1'000'000)).status;
   EXPECT_EQ(status["state"], "ready");
   EXPECT_EQ(status["stateTransitionTimes"]["ready"], "1970-01-01T00:16:40Z");
   EXPECT_EQ(status["conditions"][1]["type"], "RayClusterProvisioned");
   EXPECT_EQ(status["conditions"][1]["status"], "True");
   cluster["status"] = status;
-  EXPECT_EQ(decideRayCluster(observe(cluster, pods, nullptr, 9'000'000)).status, nullptr)
+  EXPECT_EQ(decideRayCluster(observeStatus(cluster, pods, nullptr, 9'000'000)).status, nullptr)
       << "a later pass with nothing new writes no status";
   pods[0]["status"]["conditions"][0]["status"] = "False";
-  json lost = *decideRayCluster(observe(cluster, pods, nullptr, 9'000'000)).status;
+  json lost = *decideRayCluster(observeStatus(cluster, pods, nullptr, 9'000'000)).status;
   EXPECT_FALSE(lost.contains("state")) << "not sticky (W15)";
   EXPECT_EQ(lost["conditions"][0]["lastTransitionTime"], "1970-01-01T02:30:00Z");
   EXPECT_EQ(lost["conditions"][1]["status"], "True") << "provisioned stays provisioned";

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-json manifest() { return testing::minimalRayJob(); }
+json validRayJob() { return testing::minimalRayJob(); }
 
 std::string invalid(json doc) {
   auto e = validateRayJob(parseRayJob(doc));
@@ -38,7 +38,7 @@ TEST(ValidateTest, WronglyTypedSpecFieldsAreNamedWithTheExpectedType) {
                         Case{"entrypoint", 7, "spec.entrypoint: must be a string, not 7"},
                         Case{"entrypointNumCpus", "1", "spec.entrypointNumCpus: must be a number"},
                         Case{"clusterSelector", json{{"a", 1}}, "spec.clusterSelector: must be a map of strings"}}) {
-    json doc = manifest();
+    json doc = validRayJob();
     doc["spec"][c.field] = c.value;
     RayJob job;
     ASSERT_NO_THROW(job = parseRayJob(doc)) << c.field;
@@ -47,7 +47,7 @@ TEST(ValidateTest, WronglyTypedSpecFieldsAreNamedWithTheExpectedType) {
     EXPECT_EQ(e->reason, "InvalidRayJobSpec");
     EXPECT_NE(e->message.find(c.says), std::string::npos) << e->message;
   }
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"]["backoffLimit"] = 2147483647;
   EXPECT_EQ(parseRayJob(doc).spec.backoffLimit, 2147483647);
   EXPECT_FALSE(validateRayJob(parseRayJob(doc)));
@@ -57,7 +57,7 @@ TEST(ValidateTest, WronglyTypedSpecFieldsAreNamedWithTheExpectedType) {
 constexpr const char* kInvalid = "The RayJob spec is invalid: ";
 
 TEST(ValidateTest, V1_NameLengthAndDns1035) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["metadata"]["name"] = std::string(48, 'a');
   EXPECT_EQ(invalid(doc),
             "The RayJob metadata is invalid: RayJob name should be no more than 47 characters");
@@ -72,7 +72,7 @@ TEST(ValidateTest, V1_NameLengthAndDns1035) {
 }
 
 TEST(ValidateTest, V2_SuspendRequiresShutdown) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"]["suspend"] = true;
   EXPECT_EQ(invalid(doc), std::string(kInvalid) +
                               "a RayJob with shutdownAfterJobFinishes set to false is not "
@@ -84,7 +84,7 @@ TEST(ValidateTest, V2_SuspendRequiresShutdown) {
 // ttlSecondsAfterFinished > 0 needs shutdownAfterJobFinishes whatever the deletionStrategy
 // (rayjournal once let a deletionStrategy excuse it).
 TEST(ValidateTest, V3_TtlRules) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"]["ttlSecondsAfterFinished"] = -1;
   EXPECT_EQ(invalid(doc), std::string(kInvalid) + "TTLSecondsAfterFinished must be a non-negative integer");
   doc["spec"]["ttlSecondsAfterFinished"] = 10;
@@ -98,7 +98,7 @@ TEST(ValidateTest, V3_TtlRules) {
 }
 
 TEST(ValidateTest, V4_DeletionStrategy) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"]["deletionStrategy"] = json::object();
   EXPECT_EQ(invalid(doc), std::string(kInvalid) +
                               "DeletionStrategy requires either BOTH onSuccess and onFailure, OR "
@@ -139,7 +139,7 @@ TEST(ValidateTest, V4_DeletionStrategy) {
 }
 
 TEST(ValidateTest, V5_V6_ClusterSelectorRules) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"].erase("rayClusterSpec");
   EXPECT_EQ(invalid(doc), std::string(kInvalid) + "one of RayClusterSpec or ClusterSelector must be set");
   doc["spec"]["clusterSelector"] = {{"ray.io/cluster", ""}};
@@ -157,11 +157,11 @@ TEST(ValidateTest, V5_V6_ClusterSelectorRules) {
 
 // submitterConfig of any shape is refused in SidecarMode (an empty one once passed).
 TEST(ValidateTest, V7_V8_ModeRules) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"]["submissionMode"] = "InteractiveMode";
   doc["spec"]["backoffLimit"] = 2;
   EXPECT_EQ(invalid(doc), std::string(kInvalid) + "BackoffLimit is incompatible with InteractiveMode");
-  doc = manifest();
+  doc = validRayJob();
   doc["spec"]["submissionMode"] = "SidecarMode";
   for (json config : {json{{"backoffLimit", 3}}, json::object()}) {
     doc["spec"]["submitterConfig"] = config;
@@ -173,10 +173,10 @@ TEST(ValidateTest, V7_V8_ModeRules) {
 }
 
 TEST(ValidateTest, V9_ClusterSpec) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"] = json::array();
   EXPECT_EQ(invalid(doc), std::string(kInvalid) + "headGroupSpec should have at least one container");
-  doc = manifest();
+  doc = validRayJob();
   json worker = {{"groupName", "g"}, {"minReplicas", 5}, {"maxReplicas", 1}};
   doc["spec"]["rayClusterSpec"]["workerGroupSpecs"] = json::array({worker});
   EXPECT_EQ(invalid(doc), std::string(kInvalid) + "workerGroupSpec should have at least one container");
@@ -187,7 +187,7 @@ TEST(ValidateTest, V9_ClusterSpec) {
 
 // runtimeEnvYAML must be YAML whose value is a mapping (a list once passed and was submitted).
 TEST(ValidateTest, V10_V11_V12) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"]["runtimeEnvYAML"] = "a: [unclosed";
   EXPECT_EQ(invalid(doc).rfind("failed to unmarshal RuntimeEnvYAML: a: [unclosed: ", 0), 0u);
   doc["spec"]["runtimeEnvYAML"] = "- pip\n- numpy\n";
@@ -197,13 +197,13 @@ TEST(ValidateTest, V10_V11_V12) {
             "utiltypes.RuntimeEnvType");
   doc["spec"]["runtimeEnvYAML"] = "pip: [numpy]\n";
   EXPECT_EQ(invalid(doc), "");
-  doc = manifest();
+  doc = validRayJob();
   doc["spec"]["activeDeadlineSeconds"] = 0;
   EXPECT_EQ(invalid(doc), std::string(kInvalid) + "activeDeadlineSeconds must be a positive integer");
-  doc = manifest();
+  doc = validRayJob();
   doc["spec"]["backoffLimit"] = -1;
   EXPECT_EQ(invalid(doc), std::string(kInvalid) + "backoffLimit must be a positive integer");
-  doc = manifest();
+  doc = validRayJob();
   doc["status"] = {{"jobDeploymentStatus", "Waiting"}};
   auto e = validateRayJob(parseRayJob(doc));
   ASSERT_TRUE(e);
@@ -217,7 +217,7 @@ TEST(ValidateTest, V10_V11_V12) {
 // these specs was accepted and its RayCluster created.
 TEST(ValidateTest, V9_RayClusterSpecRulesAsKubeRays) {
   auto with = [](auto edit) {
-    json doc = manifest();
+    json doc = validRayJob();
     edit(doc["spec"]["rayClusterSpec"], doc);
     return invalid(doc);
   };
@@ -290,7 +290,7 @@ TEST(ValidateTest, V9_RayClusterSpecRulesAsKubeRays) {
 
 // --feature-gates RayJobDeletionPolicy=false refuses deletionStrategy as KubeRay does.
 TEST(ValidateTest, TheRayJobDeletionPolicyGateRefusesDeletionStrategies) {
-  json doc = manifest();
+  json doc = validRayJob();
   doc["spec"]["deletionStrategy"] = {{"onSuccess", {{"policy", "DeleteCluster"}}},
                                      {"onFailure", {{"policy", "DeleteNone"}}}};
   EXPECT_FALSE(validateRayJob(parseRayJob(doc)));
@@ -305,7 +305,7 @@ TEST(ValidateTest, TheRayJobDeletionPolicyGateRefusesDeletionStrategies) {
 // apimachinery's messages. Before, any key and value passed.
 TEST(ValidateTest, GroupLabelsFollowKubernetesLabelSyntax) {
   auto with = [](json labels) {
-    json doc = manifest();
+    json doc = validRayJob();
     doc["spec"]["rayClusterSpec"]["headGroupSpec"]["labels"] = labels;
     return invalid(doc);
   };
@@ -333,7 +333,7 @@ TEST(ValidateTest, GroupLabelsFollowKubernetesLabelSyntax) {
 // in the request. Before, an old cluster got a submitter whose --metadata-json Ray rejects.
 TEST(ValidateTest, MetadataNeedsRay260InTheSubmitCommandModes) {
   auto with = [](const char* mode, const char* version) {
-    json doc = manifest();
+    json doc = validRayJob();
     doc["spec"]["submissionMode"] = mode;
     doc["spec"]["metadata"] = {{"team", "ml"}};
     doc["spec"]["rayClusterSpec"]["rayVersion"] = version;
