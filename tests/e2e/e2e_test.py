@@ -14,8 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (ApiError, ControlPlane, FakeKubelet, Process, RayHead, free_port, run,  # noqa: E402
-                     wait_until)
+from harness import ApiError, Process, World, free_port, run, wait_until  # noqa: E402
 
 OPERATOR, REPLAY, ROOT = sys.argv[1:4]
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
@@ -47,40 +46,13 @@ def rayjob(ns, name, entrypoint=OK_ENTRYPOINT, mode="K8sJobMode", **spec):
 class E2E(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.work = tempfile.mkdtemp(prefix="rje2e-")
-        cls.logs = os.path.join(cls.work, "logs")
-        os.makedirs(cls.logs)
-        cls.cp = ControlPlane(CACHE, os.path.join(cls.work, "cp"))
-        cls.ray = None
-        cls.kubelet = None
-        try:
-            started = time.monotonic()
-            cls.cp.start()
-            cls.kube = cls.cp.kube
-            # KubeRay v1.7.0's CRDs, too large for a client-side apply's annotation.
-            cls.cp.kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "deploy/crds"))
-            wait_until("CRDs served", lambda: cls.kube.list("RayJob") is not None, 60, 0.5)
-            print(f"control plane up in {time.monotonic() - started:.1f}s", file=sys.stderr)
-            started = time.monotonic()
-            cls.ray = RayHead(os.path.join(CACHE, "ray-venv"), cls.logs).start()
-            print(f"Ray head up in {time.monotonic() - started:.1f}s", file=sys.stderr)
-            cls.kubelet = FakeKubelet(cls.kube, cls.ray, cls.logs)
-            cls.kubelet.start()
-        except BaseException:
-            cls.tearDownClass()
-            raise
+        cls.world = World(CACHE, ROOT, "rje2e-").start()
+        cls.work, cls.logs, cls.cp = cls.world.work, cls.world.logs, cls.world.cp
+        cls.kube, cls.ray, cls.kubelet = cls.world.kube, cls.world.ray, cls.world.kubelet
 
     @classmethod
     def tearDownClass(cls):
-        if cls.kubelet:
-            cls.kubelet.stop()
-        if cls.ray:
-            cls.ray.stop()
-        cls.cp.stop()
-        if os.environ.get("E2E_KEEP") != "1":
-            run(["rm", "-rf", cls.work])
-        else:
-            print(f"e2e work dir kept: {cls.work}", file=sys.stderr)
+        cls.world.stop()
 
     def setUp(self):
         self.ns = self.id().split(".")[-1].replace("_", "-")[:40].strip("-")

@@ -12,6 +12,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -673,3 +674,47 @@ class RealPod:
 def resource_limit_nofile():
     import resource
     return resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+
+class World:
+    """What every e2e test runs its operator against: the control plane with KubeRay's CRDs, a
+    real Ray head and the fake kubelet, under one work dir. stop() tears down whatever started."""
+
+    def __init__(self, cache, root, prefix):
+        self.work = tempfile.mkdtemp(prefix=prefix)
+        self.logs = os.path.join(self.work, "logs")
+        os.makedirs(self.logs)
+        self.cache, self.root = cache, root
+        self.cp = ControlPlane(cache, os.path.join(self.work, "cp"))
+        self.ray = None
+        self.kubelet = None
+
+    def start(self):
+        try:
+            started = time.monotonic()
+            self.cp.start()
+            self.kube = self.cp.kube
+            # KubeRay v1.7.0's CRDs, too large for a client-side apply's annotation.
+            self.cp.kubectl("apply", "--server-side", "-f", os.path.join(self.root, "deploy/crds"))
+            wait_until("CRDs served", lambda: self.kube.list("RayJob") is not None, 60, 0.5)
+            print(f"control plane up in {time.monotonic() - started:.1f}s", file=sys.stderr)
+            started = time.monotonic()
+            self.ray = RayHead(os.path.join(self.cache, "ray-venv"), self.logs).start()
+            print(f"Ray head up in {time.monotonic() - started:.1f}s", file=sys.stderr)
+            self.kubelet = FakeKubelet(self.kube, self.ray, self.logs)
+            self.kubelet.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        if self.kubelet:
+            self.kubelet.stop()
+        if self.ray:
+            self.ray.stop()
+        self.cp.stop()
+        if os.environ.get("E2E_KEEP") != "1":
+            run(["rm", "-rf", self.work])
+        else:
+            print(f"e2e work dir kept: {self.work}", file=sys.stderr)
