@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rayjournal builds and tests with. Idempotent: a package that is
 # already installed is not installed again, and apt-get update runs only when something is missing.
-# With arguments it installs those packages instead (scripts/setup-test-deps.sh).
+# With arguments it installs those packages instead (scripts/build-image.sh); with --and PKG...
+# the build's packages and those, in one apt-get run (scripts/setup-test-deps.sh).
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -10,7 +11,12 @@ packages=(
   zlib1g-dev libbz2-dev liblz4-dev libsnappy-dev libzstd-dev
   openssl python3-venv
 )
-[ $# -gt 0 ] && packages=("$@")
+if [ "${1:-}" = --and ]; then
+  shift
+  packages+=("$@")
+elif [ $# -gt 0 ]; then
+  packages=("$@")
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Debian packages only the tests need (not the build or the image): Chromium, the real browser
-# that renders rayjournal-replay's HTML timeline (tests/scenario/timeline_html_test.py), and
-# tmux, the real terminal the live table is read from (tests/scenario/live_table_test.py).
+# The build's Debian packages and those only the tests need, in one apt-get run: Chromium, the real
+# browser that renders rayjournal-replay's HTML timeline (tests/scenario/timeline_html_test.py);
+# tmux, the real terminal the live table is read from (tests/scenario/live_table_test.py); podman,
+# runc and mmdebstrap, which build and run the operator image (scripts/build-image.sh, e2e.image).
 set -euo pipefail
-exec bash "$(dirname "$0")/setup-deps.sh" chromium tmux
+exec bash "$(dirname "$0")/setup-deps.sh" --and chromium tmux podman runc mmdebstrap

@@ -1,32 +1,68 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs (Debian packages, the control plane built from Go
-# modules, Ray from PyPI, Chromium for the HTML timeline test), builds, runs the unit, scenario and crash tiers with ctest, then the
-# e2e tier alone (a real Ray head must not start while the CPU is busy), then the unit and
-# scenario tiers again under AddressSanitizer + UndefinedBehaviorSanitizer, and once more under
-# ThreadSanitizer (the journal, informer cache, workqueue, Controller and Stack are concurrent).
-# LABELS='unit|scenario' limits the tiers; SANITIZE=0 skips both sanitizer passes.
+# The whole test suite, from a fresh clone: installs what it needs (Debian packages, the control
+# plane and KubeRay built from Go modules, Ray from PyPI, Chromium, podman and the operator image),
+# builds, and runs every tier:
+#   1. all Debian packages in one apt-get run;
+#   2. the builds: the e2e tier's components (scripts/build-control-plane.sh, KubeRay and
+#      bench-world, scripts/build-image.sh) in the background, beside the three C++ builds one
+#      after another (build/, then build-sanitize/ with AddressSanitizer + UndefinedBehaviorSanitizer,
+#      then build-tsan/ with ThreadSanitizer): the downloads overlap the compiler, and each side
+#      fills the CPU the other leaves idle;
+#   3. the tests, one pass at a time, nothing building beside them: the unit, scenario and crash
+#      tiers; the e2e tier alone (a real Ray head must not start while the CPU is busy); the unit
+#      and scenario tiers under ASan+UBSan; the same under TSan.
+# LABELS='unit|scenario' limits the tiers; SANITIZE=0 skips both sanitizer passes. Each phase's
+# time is printed (test.sh: ... N s); the background builds log to .cache/test-logs/.
+# Only what you touched: scripts/test-changed.sh (README, "Tests").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 labels=${LABELS:-unit|scenario|crash|e2e}
-bash scripts/build.sh
+sanitize=${SANITIZE:-1}
+started=$(date +%s)
+phase() { echo "test.sh: $* (at $(($(date +%s) - started)) s)"; }
+logs=.cache/test-logs
+mkdir -p "$logs"
+
 bash scripts/setup-test-deps.sh
+phase "packages ready"
+
+components=
 if [[ "$labels" == *e2e* ]]; then
-  bash scripts/build-control-plane.sh
-  bash bench/compare-kuberay/build.sh  # KubeRay and bench-world for e2e.compare_kuberay_smoke
+  (bash scripts/build-control-plane.sh && bash bench/compare-kuberay/build.sh &&
+    bash scripts/build-image.sh) >"$logs/e2e-components.log" 2>&1 &
+  components=$!
 fi
+bash scripts/build.sh
+phase "build/ built"
+if [ "$sanitize" = 1 ]; then
+  BUILD_DIR=build-sanitize BUILD_TYPE=Debug bash scripts/build.sh -DRAYJOURNAL_SANITIZE=ON
+  phase "build-sanitize/ built"
+  BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo bash scripts/build.sh -DRAYJOURNAL_TSAN=ON
+  phase "build-tsan/ built"
+fi
+if [ -n "$components" ]; then
+  if ! wait "$components"; then
+    tail -n 60 "$logs/e2e-components.log"
+    echo "test.sh: building the e2e tier's components failed (whole log: $logs/e2e-components.log)"
+    exit 1
+  fi
+  phase "control plane, KubeRay, Ray and the operator image ready"
+fi
+
 other=$(echo "$labels" | tr '|' '\n' | grep -vx e2e | paste -sd '|' || true)
 if [ -n "$other" ]; then
   (cd build && ctest --output-on-failure --timeout 900 -j2 -L "$other")
+  phase "tiers $other passed"
 fi
 if [[ "$labels" == *e2e* ]]; then
   (cd build && ctest --output-on-failure --timeout 1500 -L e2e)
+  phase "e2e passed"
 fi
-if [ "${SANITIZE:-1}" = 1 ]; then
-  BUILD_DIR=build-sanitize BUILD_TYPE=Debug bash scripts/build.sh -DRAYJOURNAL_SANITIZE=ON
+if [ "$sanitize" = 1 ]; then
   (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 900 -j2 -L 'unit|scenario')
-fi
-if [ "${SANITIZE:-1}" = 1 ]; then
-  BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo bash scripts/build.sh -DRAYJOURNAL_TSAN=ON
+  phase "unit|scenario under ASan+UBSan passed"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/tsan.supp" \
     ctest --output-on-failure --timeout 900 -j2 -L 'unit|scenario')
+  phase "unit|scenario under TSan passed"
 fi
+phase "all passed"
