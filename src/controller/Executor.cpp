@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "adapters/TimeFormat.h"
-#include "controller/Children.h"
+#include "controller/rayjob/Children.h"
 #include "controller/EventNotes.h"
 #include "events/EventCodec.h"
 #include "model/JsonAccess.h"

@@ -12,8 +12,8 @@
 #include "adapters/ray/JobInfo.h"
 #include "events/Events.h"
 #include "controller/FeatureGates.h"
-#include "controller/RayJob.h"
-#include "controller/Views.h"
+#include "controller/rayjob/RayJob.h"
+#include "controller/rayjob/Views.h"
 #include "projection/JobFacts.h"
 
 namespace rayjournal::controller {

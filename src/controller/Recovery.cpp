@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "controller/Children.h"
+#include "controller/rayjob/Children.h"
 #include "controller/JsonAccess.h"
 #include "events/EventCodec.h"
 

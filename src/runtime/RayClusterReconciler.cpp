@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterDecide.h"
+#include "controller/raycluster/RayClusterDecide.h"
 #include "runtime/Handlers.h"
 
 namespace rayjournal::runtime {

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "controller/Executor.h"
-#include "controller/RayClusterViews.h"
+#include "controller/raycluster/RayClusterViews.h"
 #include "projection/JobProjection.h"
 #include "runtime/PlannedReconciler.h"
 

@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "controller/Children.h"
-#include "controller/Decide.h"
+#include "controller/rayjob/Children.h"
+#include "controller/rayjob/Decide.h"
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterViews.h"
+#include "controller/raycluster/RayClusterViews.h"
 #include "events/EventCodec.h"
 #include "model/Names.h"
 #include "model/TokenAuth.h"

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "controller/CachedPod.h"
+#include "controller/raycluster/CachedPod.h"
 #include "controller/JsonAccess.h"
 #include "runtime/Handlers.h"
 

@@ -5,6 +5,9 @@
    README's Layout section: model <- wal <- events <- adapters <- projection <- controller <-
    runtime <- operator.
 1b. The journal layer (wal/) carries bytes: it does not include the JSON library.
+1b'. Inside controller/, the RayCluster controller (controller/raycluster/) includes nothing of
+    the RayJob controller (controller/rayjob/): a RayJob embeds a RayCluster spec, not the reverse.
+    What both use sits in controller/ itself.
 1c. The state machines (STATE_MACHINES) work on typed views: neither they nor any project header
     they include, directly or through others, includes the JSON library (a forward declaration,
     nlohmann/json_fwd.hpp, is how an opaque Document is named).
@@ -23,7 +26,8 @@ LAYERS = ["model", "wal", "events", "adapters", "projection", "controller", "run
 # Folders or files that must not include nlohmann/json (the journal layer carries bytes).
 JSON_FREE = ["wal/"]
 JSON_INCLUDE = re.compile(r'^\s*#\s*include\s+<nlohmann/json\.hpp>')
-STATE_MACHINES = ["controller/Decide.cpp", "controller/RayClusterDecide.cpp"]
+STATE_MACHINES = ["controller/rayjob/Decide.cpp", "controller/raycluster/RayClusterDecide.cpp"]
+RAYCLUSTER, RAYJOB = "controller/raycluster/", "controller/rayjob/"
 PROJECT_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 MAX_LINES = 70
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
@@ -44,6 +48,15 @@ def upward_includes(src: pathlib.Path):
             m = INCLUDE.match(line)
             if m and m.group(1) in LAYERS and LAYERS.index(m.group(1)) > mine:
                 yield f"{path.relative_to(src)}:{n}: includes {m.group(1)}/, a layer above"
+
+
+def kind_includes(src: pathlib.Path):
+    for path in sorted((src / RAYCLUSTER).rglob("*")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            m = PROJECT_INCLUDE.match(line)
+            if m and m.group(1).startswith(RAYJOB):
+                yield (f"{path.relative_to(src)}:{n}: the RayCluster controller includes "
+                       f"{m.group(1)} of the RayJob controller")
 
 
 def json_includes(src: pathlib.Path):
@@ -102,7 +115,8 @@ def main() -> int:
         if row.strip() and not row.startswith("#"):
             where, lines = row.rsplit(" ", 1)
             allowed[where] = int(lines)
-    findings = list(upward_includes(src)) + list(json_includes(src)) + list(json_reached(src))
+    findings = (list(upward_includes(src)) + list(kind_includes(src)) + list(json_includes(src)) +
+                list(json_reached(src)))
     seen = {}
     for path in sorted(src.rglob("*.cpp")):
         for name, length, line in function_lengths(path):

@@ -1,4 +1,4 @@
-#include "controller/RayJob.h"
+#include "controller/rayjob/RayJob.h"
 
 #include <algorithm>
 #include <array>

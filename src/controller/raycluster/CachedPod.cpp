@@ -1,4 +1,4 @@
-#include "controller/CachedPod.h"
+#include "controller/raycluster/CachedPod.h"
 
 #include "controller/JsonAccess.h"
 

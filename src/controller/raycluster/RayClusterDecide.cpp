@@ -1,10 +1,10 @@
-#include "controller/RayClusterDecide.h"
+#include "controller/raycluster/RayClusterDecide.h"
 
 #include <algorithm>
 #include <map>
 #include <vector>
 
-#include "controller/RayClusterBuild.h"
+#include "controller/raycluster/RayClusterBuild.h"
 #include "model/Names.h"
 
 namespace rayjournal::controller {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "controller/FeatureGates.h"
-#include "controller/RayJob.h"
+#include "controller/rayjob/RayJob.h"
 
 namespace rayjournal::controller {
 

@@ -6,9 +6,9 @@
 #include "support/MinimalRayJob.h"
 
 #include "adapters/TimeFormat.h"
-#include "controller/Children.h"
-#include "controller/Decide.h"
-#include "controller/Validate.h"
+#include "controller/rayjob/Children.h"
+#include "controller/rayjob/Decide.h"
+#include "controller/rayjob/Validate.h"
 
 namespace rayjournal::controller {
 namespace {

@@ -1,4 +1,4 @@
-#include "controller/RayClusterViews.h"
+#include "controller/raycluster/RayClusterViews.h"
 
 #include "model/TokenAuth.h"
 
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterMeta.h"
+#include "controller/raycluster/RayClusterMeta.h"
 #include "model/Names.h"
 
 namespace rayjournal::controller {

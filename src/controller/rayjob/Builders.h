@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "controller/RayJob.h"
+#include "controller/rayjob/RayJob.h"
 #include "model/Document.h"
 
 namespace rayjournal::controller {

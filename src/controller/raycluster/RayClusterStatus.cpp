@@ -6,8 +6,8 @@
 
 #include "adapters/TimeFormat.h"
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterBuild.h"
-#include "controller/RayClusterMeta.h"
+#include "controller/raycluster/RayClusterBuild.h"
+#include "controller/raycluster/RayClusterMeta.h"
 #include "model/Names.h"
 #include "model/Quantity.h"
 

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "controller/RayClusterViews.h"
+#include "controller/raycluster/RayClusterViews.h"
 
 namespace rayjournal::controller {
 

@@ -2,15 +2,15 @@
 // suspended worker groups, and the head Service with the dashboard port.
 #include <gtest/gtest.h>
 
-#include "controller/Views.h"
+#include "controller/rayjob/Views.h"
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "controller/CachedPod.h"
-#include "controller/RayClusterBuild.h"
-#include "controller/RayClusterDecide.h"
+#include "controller/raycluster/CachedPod.h"
+#include "controller/raycluster/RayClusterBuild.h"
+#include "controller/raycluster/RayClusterDecide.h"
 
 namespace rayjournal::controller {
 namespace {

@@ -1,4 +1,4 @@
-#include "controller/RayClusterBuild.h"
+#include "controller/raycluster/RayClusterBuild.h"
 
 #include "model/TokenAuth.h"
 
@@ -9,7 +9,7 @@
 
 #include "adapters/TimeFormat.h"
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterMeta.h"
+#include "controller/raycluster/RayClusterMeta.h"
 #include "model/Names.h"
 #include "model/Quantity.h"
 

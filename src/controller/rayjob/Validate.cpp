@@ -1,4 +1,4 @@
-#include "controller/Validate.h"
+#include "controller/rayjob/Validate.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -6,10 +6,10 @@
 #include <set>
 #include <stdexcept>
 
-#include "controller/Children.h"
+#include "controller/rayjob/Children.h"
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterMeta.h"
-#include "controller/ValidateCluster.h"
+#include "controller/raycluster/RayClusterMeta.h"
+#include "controller/raycluster/ValidateCluster.h"
 
 namespace rayjournal::controller {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/Builders.h"
-#include "controller/RayJob.h"
+#include "controller/rayjob/Builders.h"
+#include "controller/rayjob/RayJob.h"
 
 namespace rayjournal::controller {
 

@@ -1,4 +1,4 @@
-#include "controller/Children.h"
+#include "controller/rayjob/Children.h"
 
 #include <cstdio>
 #include <stdexcept>
@@ -7,7 +7,7 @@
 #include "model/Names.h"
 #include "model/TokenAuth.h"
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterMeta.h"
+#include "controller/raycluster/RayClusterMeta.h"
 
 namespace rayjournal::controller {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/RayClusterBuild.h"
+#include "controller/raycluster/RayClusterBuild.h"
 
 namespace rayjournal::controller {
 namespace {

@@ -1,8 +1,8 @@
-#include "controller/Views.h"
+#include "controller/rayjob/Views.h"
 
 #include <nlohmann/json.hpp>
 
-#include "controller/Children.h"
+#include "controller/rayjob/Children.h"
 #include "controller/JsonAccess.h"
 
 namespace rayjournal::controller {

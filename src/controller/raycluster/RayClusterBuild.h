@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "controller/RayClusterViews.h"
+#include "controller/raycluster/RayClusterViews.h"
 
 namespace rayjournal::controller {
 

@@ -7,9 +7,9 @@
 #include <cstdio>
 
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterBuild.h"
-#include "controller/RayClusterMeta.h"
-#include "controller/RayStart.h"
+#include "controller/raycluster/RayClusterBuild.h"
+#include "controller/raycluster/RayClusterMeta.h"
+#include "controller/raycluster/RayStart.h"
 #include "model/Names.h"
 #include "model/Quantity.h"
 #include "model/TokenAuth.h"

@@ -1,7 +1,7 @@
 // The `ray start` line as KubeRay renders it from rayStartParams.
 #include <gtest/gtest.h>
 
-#include "controller/RayStart.h"
+#include "controller/raycluster/RayStart.h"
 
 namespace rayjournal::controller {
 namespace {

@@ -1,11 +1,11 @@
-#include "controller/Decide.h"
+#include "controller/rayjob/Decide.h"
 
 #include <algorithm>
 #include <optional>
 
 #include "adapters/TimeFormat.h"
-#include "controller/Builders.h"
-#include "controller/Validate.h"
+#include "controller/rayjob/Builders.h"
+#include "controller/rayjob/Validate.h"
 #include "model/Names.h"
 
 namespace rayjournal::controller {

@@ -1,5 +1,5 @@
 // Validation rules V1-V12 of KubeRay's RayJob (reference section 2): the message of each rule.
-#include "controller/Validate.h"
+#include "controller/rayjob/Validate.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "support/MinimalRayJob.h"
 
-#include "controller/RayJob.h"
+#include "controller/rayjob/RayJob.h"
 
 namespace rayjournal::controller {
 namespace {

@@ -1,4 +1,4 @@
-#include "controller/RayStart.h"
+#include "controller/raycluster/RayStart.h"
 
 #include <algorithm>
 #include <charconv>

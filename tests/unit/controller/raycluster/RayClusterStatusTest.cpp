@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/RayClusterBuild.h"
-#include "controller/RayClusterDecide.h"
+#include "controller/raycluster/RayClusterBuild.h"
+#include "controller/raycluster/RayClusterDecide.h"
 
 namespace rayjournal::controller {
 namespace {

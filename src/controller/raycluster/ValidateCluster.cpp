@@ -1,10 +1,10 @@
-#include "controller/ValidateCluster.h"
+#include "controller/raycluster/ValidateCluster.h"
 
 #include <regex>
 #include <vector>
 
 #include "controller/JsonAccess.h"
-#include "controller/RayClusterMeta.h"
+#include "controller/raycluster/RayClusterMeta.h"
 
 namespace rayjournal::controller {
 namespace {
