@@ -1,5 +1,7 @@
 #include "controller/EventNotes.h"
 
+#include <map>
+
 namespace rayjournal::controller {
 namespace {
 
@@ -34,6 +36,12 @@ std::string createMessage(const EventTarget& t, const std::string& error) {
     return failed ? "Failed to create worker Pod for the cluster " + t.ns + "/" + t.cluster +
                         ", " + error
                   : "Created worker Pod " + key;
+  // The autoscaler's RBAC (KubeRay's reconcileAutoscalerServiceAccount, ...Role, ...RoleBinding).
+  static const std::map<std::string, std::string> rbacNouns{
+      {"ServiceAccount", "service account"}, {"Role", "role"}, {"RoleBinding", "role binding"}};
+  if (auto noun = rbacNouns.find(t.kind); noun != rbacNouns.end())
+    return failed ? "Failed creating " + noun->second + " " + key + ", " + error
+                  : "Created " + noun->second + " " + key;
   return failed ? "Failed to create " + t.kind + " " + key + ": " + error
                 : "Created " + t.kind + " " + key;
 }

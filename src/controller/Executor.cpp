@@ -174,6 +174,12 @@ events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& c
     case Action::CreateSecret:
       withFreshToken(*intent.object);
       return create(s, "Secret", intent);
+    case Action::CreateServiceAccount:
+      return create(s, "ServiceAccount", intent);
+    case Action::CreateRole:
+      return create(s, "Role", intent);
+    case Action::CreateRoleBinding:
+      return create(s, "RoleBinding", intent);
     case Action::DeleteRayCluster:
       return removeChild(s, "RayCluster", intent.target);
     case Action::DeleteSubmitterJob:
@@ -252,6 +258,10 @@ events::Result Executor::create(const Subject& s, const std::string& kind, Inten
       if (announced) postEvent(s, createNote(target, e.what()));
       throw;
     }
+    // The autoscaler's RBAC is used as found, whoever made it (KubeRay: "already exist, no need
+    // to create"); a user may have prepared it.
+    if (kind == "ServiceAccount" || kind == "Role" || kind == "RoleBinding")
+      return events::Result::Adopted;
     auto existing = kube_.getLive(kind, s.ns, intent.target);
     if (existing && ownedBy(*existing, s.uid)) return events::Result::Adopted;
     std::string message = kind + " " + s.ns + "/" + intent.target +

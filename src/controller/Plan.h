@@ -85,6 +85,7 @@ struct DecideConfig {
   bool loginShell = false;
   bool injectProbes = true;         // ENABLE_PROBES_INJECTION (RayCluster Pods)
   bool injectWaitGcsReady = true;   // ENABLE_INIT_CONTAINER_INJECTION (worker Pods)
+  bool randomPodDelete = false;     // ENABLE_RANDOM_POD_DELETE (autoscaling RayClusters)
 };
 
 }  // namespace rayjournal::controller

@@ -35,6 +35,12 @@ std::string childKind(Action action, const std::string& subjectKind) {
       return "Service";
     case Action::CreateSecret:
       return "Secret";
+    case Action::CreateServiceAccount:
+      return "ServiceAccount";
+    case Action::CreateRole:
+      return "Role";
+    case Action::CreateRoleBinding:
+      return "RoleBinding";
     default:
       return subjectKind;
   }
@@ -43,7 +49,8 @@ std::string childKind(Action action, const std::string& subjectKind) {
 bool creates(Action a) {
   return a == Action::CreateRayCluster || a == Action::CreateSubmitterJob ||
          a == Action::CreateHeadService || a == Action::CreateService || a == Action::CreatePod ||
-         a == Action::CreateSecret;
+         a == Action::CreateSecret || a == Action::CreateServiceAccount || a == Action::CreateRole ||
+         a == Action::CreateRoleBinding;
 }
 
 bool deletes(Action a) {

@@ -7,12 +7,12 @@ namespace rayjournal::events {
 namespace {
 
 // Indexed by the enum's value; the names are the journal encoding, never change one.
-const std::array<std::string, 17> kActionNames{
+const std::array<std::string, 20> kActionNames{
     "AddFinalizer",      "RemoveFinalizer",   "CreateRayCluster",   "CreateSubmitterJob",
     "SubmitRayJob",      "StopRayJob",        "DeleteRayCluster",   "DeleteSubmitterJob",
     "DeleteRayJob",      "SuspendWorkerGroups", "CreateHeadService", "UpdateHeadService",
     "WriteStatus",       "CreateService",     "CreatePod",          "DeletePod",
-    "CreateSecret"};
+    "CreateSecret",      "CreateServiceAccount", "CreateRole",       "CreateRoleBinding"};
 const std::array<std::string, 8> kResultNames{"ok",    "adopted", "already_done", "error",
                                               "abandoned", "found", "absent",     "superseded"};
 const std::string kUnknown = "unknown";

@@ -34,6 +34,10 @@ enum class Action : uint8_t {
   DeletePod,
   // A token-auth RayCluster's Secret (KubeRay's reconcileAuthSecret).
   CreateSecret,
+  // An autoscaling RayCluster's RBAC for the Ray autoscaler (KubeRay's common/rbac.go).
+  CreateServiceAccount,
+  CreateRole,
+  CreateRoleBinding,
 };
 const std::string& actionName(Action action);
 std::optional<Action> actionFromName(std::string_view name);

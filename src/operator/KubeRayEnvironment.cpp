@@ -46,11 +46,12 @@ std::vector<std::string> applyKubeRayEnvironment(controller::DecideConfig& decid
   if (auto v = read("CLUSTER_DOMAIN"); v && !v->empty()) decide.clusterDomain = *v;
   if (auto v = read("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES"))
     decide.deleteRayJobAfterJobFinishes = *v == "true";  // KubeRay compares exactly
-  // These three KubeRay compares case-insensitively, each against the value that flips it.
+  // These four KubeRay compares case-insensitively, each against the value that flips it.
   if (auto v = read("ENABLE_LOGIN_SHELL")) decide.loginShell = lower(*v) == "true";
   if (auto v = read("ENABLE_PROBES_INJECTION")) decide.injectProbes = lower(*v) != "false";
   if (auto v = read("ENABLE_INIT_CONTAINER_INJECTION"))
     decide.injectWaitGcsReady = lower(*v) != "false";
+  if (auto v = read("ENABLE_RANDOM_POD_DELETE")) decide.randomPodDelete = lower(*v) == "true";
   return applied;
 }
 

@@ -15,7 +15,7 @@ using EnvLookup = std::function<const char*(const char*)>;  // std::getenv in th
 
 // Reads RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS, RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_
 // SECONDS, CLUSTER_DOMAIN, DELETE_RAYJOB_CR_AFTER_JOB_FINISHES, ENABLE_LOGIN_SHELL,
-// ENABLE_PROBES_INJECTION and ENABLE_INIT_CONTAINER_INJECTION into `decide`. Returns one line
+// ENABLE_PROBES_INJECTION, ENABLE_INIT_CONTAINER_INJECTION and ENABLE_RANDOM_POD_DELETE into `decide`. Returns one line
 // per variable that was set, for the start-up log.
 std::vector<std::string> applyKubeRayEnvironment(controller::DecideConfig& decide,
                                                  const EnvLookup& env);

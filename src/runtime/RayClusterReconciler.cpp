@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/JsonAccess.h"
+#include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/RayClusterDecide.h"
 #include "runtime/Handlers.h"
 
@@ -17,21 +18,49 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
   controller::Plan plan;
   for (auto& [kind, object] : decided.creates) {
     std::string name = controller::stringAt(controller::objectAt(*object, "metadata"), "name");
-    Action action = kind == "Pod"      ? Action::CreatePod
-                    : kind == "Secret" ? Action::CreateSecret
-                                       : Action::CreateService;
+    Action action = kind == "Pod"              ? Action::CreatePod
+                    : kind == "Secret"         ? Action::CreateSecret
+                    : kind == "ServiceAccount" ? Action::CreateServiceAccount
+                    : kind == "Role"           ? Action::CreateRole
+                    : kind == "RoleBinding"    ? Action::CreateRoleBinding
+                                               : Action::CreateService;
     plan.intents.push_back({action, std::move(name), std::move(object)});
   }
+  for (auto& warning : decided.warnings)
+    plan.events.push_back({"Warning", std::move(warning.reason), std::move(warning.message)});
   for (auto& pod : decided.deletePods)
     plan.intents.push_back({Action::DeletePod, std::move(pod), nullptr});
   if (decided.status)
     plan.intents.push_back({Action::WriteStatus, cluster, std::move(decided.status), true});
   plan.why = std::move(decided.why);
   if (decided.more) plan.requeueAfterMs = 0;  // the next batch of Pods
+  if (decided.retryAfterMs >= 0) plan.requeueAfterMs = decided.retryAfterMs;
   return plan;
 }
 
 }  // namespace
+
+controller::AutoscalerRbac RayClusterReconciler::autoscalerRbacOf(const controller::RayClusterView& cluster,
+                                                                  const std::string& uid) {
+  {
+    std::lock_guard lock(rbacMu_);
+    if (rbacSeen_.count(uid)) return {};
+  }
+  // Not cached (KubeRay's reads are, through controller-runtime): three GETs until all three
+  // were seen once for this cluster, then none. One the user deletes later comes back after the
+  // next restart.
+  const std::string role = controller::autoscalerRoleFor(cluster)->at("metadata").at("name");
+  controller::AutoscalerRbac rbac{
+      kube_.getSnapshot("ServiceAccount", cluster.ns, cluster.autoscalerServiceAccount) != nullptr,
+      kube_.getSnapshot("Role", cluster.ns, role) != nullptr,
+      kube_.getSnapshot("RoleBinding", cluster.ns, role) != nullptr};
+  if (rbac.complete()) {
+    std::lock_guard lock(rbacMu_);
+    if (rbacSeen_.size() >= kMaxRbacSeen) rbacSeen_.clear();  // bounded; a re-read is cheap
+    rbacSeen_.insert(uid);
+  }
+  return rbac;
+}
 
 std::string shardKeyOfCluster(const nlohmann::json& cluster) {
   std::string owner = keyOfControllerOwner(cluster, "RayJob");
@@ -71,11 +100,16 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
       controller::clusterObserved(cluster, std::move(pods), headService, context);
   if (!observed.cluster.authSecret.empty())
     observed.authSecretExists = kube_.getSnapshot("Secret", ns, observed.cluster.authSecret) != nullptr;
+  if (observed.cluster.autoscaling) observed.autoscalerRbac = autoscalerRbacOf(observed.cluster, subject.uid);
   auto [reason, message] = projection_.replicaFailure(key, subject.uid);
   observed.replicaFailure = {std::move(reason), std::move(message)};
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
   bool changesPods = !plan.intents.empty() && plan.intents.front().action != Action::WriteStatus;
   if (changesPods) spdlog::info("RayCluster {}: {}", key, plan.why);
+  for (const auto& e : plan.events) {
+    spdlog::warn("RayCluster {}: {}", key, e.message);
+    executor_.postEvent(subject, e);
+  }
   return Decision{std::move(subject), std::move(plan), true};
 }
 

@@ -6,6 +6,9 @@
 // Thread-safe for distinct keys.
 #pragma once
 
+#include <mutex>
+#include <set>
+
 #include "controller/Executor.h"
 #include "controller/raycluster/RayClusterViews.h"
 #include "projection/JobProjection.h"
@@ -28,11 +31,17 @@ class RayClusterReconciler : public PlannedReconciler {
 
  private:
   controller::Subject subjectOf(const kube::Snapshot& cluster) const;
+  // An autoscaling cluster's RBAC objects, read from the API server until seen complete once.
+  controller::AutoscalerRbac autoscalerRbacOf(const controller::RayClusterView& cluster,
+                                              const std::string& uid);
 
+  static constexpr size_t kMaxRbacSeen = 100000;
   kube::KubeClient& kube_;
   const projection::JobProjection& projection_;
   const Clock& clock_;
   controller::ClusterContext context_;
+  std::mutex rbacMu_;
+  std::set<std::string> rbacSeen_;  // cluster uids whose RBAC was complete once
 };
 
 // The RayJob key ("ns/name") that controls a RayCluster, or its own key when none does (a

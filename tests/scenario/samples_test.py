@@ -19,6 +19,7 @@ EXPECTED = {
     "rayjob-failed": ("Failed", "FAILED", "AppFailed", 2, 0),
     "rayjob-interactive": ("Waiting", "", "", 0, 0),
     "rayjob-suspended": ("Suspended", "", "", 0, 0),
+    "rayjob-autoscaling": ("Complete", "SUCCEEDED", "", 0, 1),
 }
 GONE = {"rayjob-deletion-rules"}  # its last deletion rule deletes the RayJob itself
 

@@ -75,6 +75,9 @@ class EffectChecker {
                                                            {"Job", "SubmitterJob"},
                                                            {"Pod", "Pod"},
                                                            {"Secret", "Secret"},
+                                                           {"ServiceAccount", "ServiceAccount"},
+                                                           {"Role", "Role"},
+                                                           {"RoleBinding", "RoleBinding"},
                                                            {"RayJob", "RayJob"}};
     if (verb == "create" && kind == "Service") return {"CreateService", "CreateHeadService"};
     auto child = kChild.find(kind);

@@ -12,6 +12,7 @@
 #include "adapters/sim/SimWorld.h"
 #include "events/JournalBodies.h"
 #include "events/RecordJson.h"
+#include "model/JsonAccess.h"
 #include "projection/JournalVerifier.h"
 #include "runtime/Stack.h"
 #include "support/EffectChecker.h"
@@ -61,6 +62,30 @@ json clusterSpec(std::mt19937_64& rng) {
                json::array({{{"name", "w"}, {"image", "rayproject/ray:2.46.0"}}})}}}}}}});
   }
   return spec;
+}
+
+// A share of the RayJobs with a worker group get an autoscaling cluster: head without CPUs,
+// the group from its minimum (0 or 1) up to 4 workers of 1 CPU, a job asking for 1-4 CPUs, a 3 s
+// idle timeout.
+void makeSomeAutoscale(const SimConfig& config, Workload& w) {
+  std::mt19937_64 rng(config.seed * 0x2545F4914F6CDD1Dull + 3);
+  for (auto& job : w.jobs) {
+    const bool draw = std::uniform_real_distribution<double>(0, 1)(rng) < config.autoscalingShare;
+    const int cpus = 1 + int(rng() % 4);
+    const int minReplicas = int(rng() % 2);
+    json& spec = job.manifest["spec"];
+    if (!draw || !spec.contains("rayClusterSpec") || !spec["rayClusterSpec"].contains("workerGroupSpecs"))
+      continue;
+    json& cluster = spec["rayClusterSpec"];
+    cluster["enableInTreeAutoscaling"] = true;
+    cluster["autoscalerOptions"] = {{"idleTimeoutSeconds", 3}};
+    cluster["headGroupSpec"]["rayStartParams"] = {{"num-cpus", "0"}};
+    json& group = cluster["workerGroupSpecs"][0];
+    group["replicas"] = minReplicas;
+    group["minReplicas"] = minReplicas;
+    group["rayStartParams"] = {{"num-cpus", "1"}};
+    job.manifest["metadata"]["annotations"]["rayjournal.io/sim-demand"] = "cpu=" + std::to_string(cpus);
+  }
 }
 
 Workload makeWorkload(const SimConfig& config) {
@@ -129,6 +154,7 @@ Workload makeWorkload(const SimConfig& config) {
     }
     w.jobs.push_back(std::move(plan));
   }
+  makeSomeAutoscale(config, w);
   std::sort(w.actions.begin(), w.actions.end(),
             [](const auto& a, const auto& b) { return a.atMs < b.atMs; });
   return w;
@@ -153,6 +179,7 @@ class Run {
       checker_.wrote(verb, kind, ns, name);
     };
     rayPort_.observer = port_.observer;
+    watchAutoscaling();
   }
   ~Run() { stack_.reset(); }
 
@@ -352,6 +379,32 @@ class Run {
     return true;
   }
 
+  // Under autoscaling only the autoscaler decides which worker goes: a worker Pod deleted while its
+  // RayCluster lives must be one it named in workersToDelete (the simulated autoscaler never
+  // enables ENABLE_RANDOM_POD_DELETE, and no simulated Pod fails).
+  void watchAutoscaling() {
+    kube_.watch("RayCluster", [this](kube::WatchEventType type, const json& rc) {
+      ScaledCluster& c = scaled_[model::stringAt(rc["metadata"], "uid")];
+      c.autoscaling = model::memberAt(model::objectAt(rc, "spec"), "enableInTreeAutoscaling") == true;
+      c.going = type == kube::WatchEventType::Deleted || rc["metadata"].contains("deletionTimestamp");
+      for (const auto& g : model::arrayAt(model::objectAt(rc, "spec"), "workerGroupSpecs"))
+        for (const auto& n : model::arrayAt(model::objectAt(g, "scaleStrategy"), "workersToDelete"))
+          if (n.is_string()) c.named.insert(n.get<std::string>());
+    });
+    kube_.watch("Pod", [this](kube::WatchEventType type, const json& pod) {
+      const json& meta = pod["metadata"];
+      if (type != kube::WatchEventType::Deleted ||
+          model::stringAt(model::objectAt(meta, "labels"), "ray.io/node-type") != "worker")
+        return;
+      for (const auto& ref : model::arrayAt(meta, "ownerReferences")) {
+        auto c = scaled_.find(model::stringAt(ref, "uid"));
+        const std::string name = model::stringAt(meta, "name");
+        if (c != scaled_.end() && c->second.autoscaling && !c->second.going && !c->second.named.count(name))
+          violation("worker Pod " + name + " of an autoscaling RayCluster was deleted, but the autoscaler never named it");
+      }
+    });
+  }
+
   void checkHeadPods() {
     std::map<std::string, int> heads;
     for (const auto& pod : kube_.list("Pod", "default", {{"ray.io/node-type", "head"}}))
@@ -391,6 +444,12 @@ class Run {
     }
   }
 
+  struct ScaledCluster {
+    bool autoscaling = false;
+    bool going = false;  // deleted or being deleted: its Pods go with it
+    std::set<std::string> named;  // every name workersToDelete ever held
+  };
+  std::map<std::string, ScaledCluster> scaled_;  // by RayCluster uid
   const SimConfig& config_;
   const Workload& workload_;
   bool chaos_;

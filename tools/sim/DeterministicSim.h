@@ -1,5 +1,6 @@
 // The deterministic crash simulator. One seed fixes everything: the workload (RayJobs over all
-// submission modes, retries, suspends, deletions, deadlines, clusterSelector), the simulated
+// submission modes, retries, suspends, deletions, deadlines, clusterSelector, autoscaling
+// clusters), the simulated
 // clock, the order in which RayJobs are reconciled, the injected faults and the crash points.
 // A run with crashes is compared with the same seed's run without them, and invariants are
 // checked. Single-threaded per run; runs of different seeds are independent.
@@ -18,6 +19,11 @@ struct SimConfig {
   double crashProbability = 0.03;  // per journal boundary
   bool faults = true;              // API and Ray faults
   uint32_t jobMask = 0xffffffff;   // which generated RayJobs take part (shrinking)
+  // Of the RayJobs with a worker group, the share whose cluster autoscales (the simulated Ray
+  // autoscaler grows it for the job's sim-demand, then shrinks it). Drawn from a stream of its
+  // own, so the rest of a seed's workload is the same at any share (0 keeps pinned seeds as
+  // they were found).
+  double autoscalingShare = 0.25;
   bool verbose = false;
 };
 

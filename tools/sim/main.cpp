@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
   app.add_flag("--dump-journal", dumpJournal,
                "with --seed: print the crash run's journal as JSON lines");
   std::vector<uint64_t> seedList;
+  app.add_option("--autoscaling-share", base.autoscalingShare,
+                 "share of RayJobs with a worker group whose cluster autoscales (0 keeps seeds "
+                 "pinned before autoscaling as they were found)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed-list", seedList, "run exactly these seeds (pinned regressions)")
       ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
@@ -98,6 +103,7 @@ int main(int argc, char** argv) {
                      {"crashes_injected", crashes.load()},
                      {"faults_injected", faults.load()},
                      {"violations", violations.load()},
+                     {"autoscaling_share", base.autoscalingShare},
                      {"failing_seeds", failing}};
   if (!failing.empty() && !noShrink) {
     auto config = base;

@@ -29,6 +29,9 @@ const std::map<std::string, Resource>& resources() {
       {"Lease", {"/apis/coordination.k8s.io/v1", "leases"}},
       {"ConfigMap", {"/api/v1", "configmaps"}},
       {"Secret", {"/api/v1", "secrets"}},
+      {"ServiceAccount", {"/api/v1", "serviceaccounts"}},
+      {"Role", {"/apis/rbac.authorization.k8s.io/v1", "roles"}},
+      {"RoleBinding", {"/apis/rbac.authorization.k8s.io/v1", "rolebindings"}},
   };
   return table;
 }

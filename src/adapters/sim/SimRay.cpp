@@ -4,7 +4,11 @@
 
 #include <sstream>
 
+#include <algorithm>
+#include <limits>
+
 #include "adapters/TimeFormat.h"
+#include "adapters/sim/SimAutoscaler.h"
 #include "model/JsonAccess.h"
 
 namespace rayjournal::sim {
@@ -82,7 +86,13 @@ ray::JobInfo SimRay::infoOf(const json& record) const {
   info.submissionId = s["submissionId"];
   int64_t now = clock_.nowMs();
   int64_t submitted = s["submittedMs"];
-  int64_t ends = submitted + pendingMs_ + s.value("durationMs", int64_t(0));
+  int64_t started = submitted + pendingMs_;
+  // A job that asks for CPUs (rayjournal.io/sim-demand) runs once the autoscaler found them.
+  const bool waitsForCpus = s.value("demandCpus", int64_t(0)) > 0;
+  if (waitsForCpus && s.contains("satisfiedMs")) started = std::max(started, s["satisfiedMs"].get<int64_t>());
+  int64_t ends = waitsForCpus && !s.contains("satisfiedMs")
+                     ? std::numeric_limits<int64_t>::max()
+                     : started + s.value("durationMs", int64_t(0));
   if (s.contains("stoppedMs")) {
     info.status = "STOPPED";
     info.message = "Job was intentionally stopped.";
@@ -171,6 +181,7 @@ ray::SubmitResult SimRay::submitAs(const std::string& token, const std::string& 
   }
   // Outcome and duration come from the RayJob that owns the cluster.
   int64_t durationMs = 1000;
+  int64_t demandCpus = 0;
   std::string result = "SUCCEEDED";
   for (const auto& ref : model::arrayAt(cluster["metadata"], "ownerReferences")) {
     if (ref.value("kind", "") != "RayJob") continue;
@@ -178,6 +189,7 @@ ray::SubmitResult SimRay::submitAs(const std::string& token, const std::string& 
     if (!owner) continue;
     const json& annotations = model::objectAt((*owner)["metadata"], "annotations");
     if (auto d = parseDurationMs(annotations.value(kSimDurationAnnotation, "1s"))) durationMs = *d;
+    demandCpus = parseCpuDemand(annotations.value(kSimDemandAnnotation, ""));
     auto results = split(annotations.value(kSimResultAnnotation, "SUCCEEDED"), ',');
     // The attempt this submission belongs to: the owner's failed attempts so far, plus one
     // (the operator creates an attempt's cluster only after it recorded the previous failure).
@@ -200,6 +212,7 @@ ray::SubmitResult SimRay::submitAs(const std::string& token, const std::string& 
                 {"entrypoint", request.entrypoint},
                 {"submittedMs", clock_.nowMs()},
                 {"durationMs", durationMs},
+                {"demandCpus", demandCpus},
                 {"result", result}}}};
   kube_.create("SimRaySubmission", std::move(record));
   ++submissions_;

@@ -64,7 +64,7 @@ std::string SimWorld::tokenFromEnv(const json& container, const std::string& ns)
 }
 
 SimWorld::SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptions options)
-    : kube_(kube), ray_(ray), clock_(clock), options_(options) {
+    : kube_(kube), ray_(ray), clock_(clock), options_(options), autoscaler_(kube, clock) {
   auto keyOf = [](const json& o) {
     return o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", "");
   };
@@ -112,6 +112,7 @@ int SimWorld::advance() {
       againJobs.insert(key);
     }
   }
+  changes += autoscaler_.advance();
   std::lock_guard lock(dirtyMu_);
   dirtyPods_.insert(againPods.begin(), againPods.end());
   dirtyJobs_.insert(againJobs.begin(), againJobs.end());

@@ -2,7 +2,8 @@
 // advance(): a kubelet (Pods become Running and Ready after podStartDelayMs; a SidecarMode
 // submitter container runs in its head Pod) and a Job controller that runs submitter Jobs the
 // way KubeRay's submitter shell does (status check, submit if absent, follow until the Ray job
-// is terminal). It runs no decision of the operator: RayClusters get their Pods and Services
+// is terminal), and the Ray autoscaler of autoscaling clusters (SimAutoscaler). It runs no
+// decision of the operator: RayClusters get their Pods and Services
 // from the operator's own journaled RayCluster reconciler, in simulation as on a real cluster.
 // Event-driven: it watches Pods and Jobs and each advance() visits only objects that changed or
 // are waiting on time or Ray, so a round costs what is in flight, not what exists.
@@ -14,6 +15,7 @@
 #include <optional>
 #include <set>
 
+#include "adapters/sim/SimAutoscaler.h"
 #include "adapters/sim/SimKube.h"
 #include "adapters/sim/SimRay.h"
 
@@ -52,6 +54,7 @@ class SimWorld {
   SimRay& ray_;
   const Clock& clock_;
   SimWorldOptions options_;
+  SimAutoscaler autoscaler_;
   std::mutex dirtyMu_;
   Keys dirtyPods_, dirtyJobs_;
   // Submitter Jobs and sidecar head Pods (by uid) whose submitter submitted and now follows the

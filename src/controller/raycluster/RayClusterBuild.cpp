@@ -55,6 +55,10 @@ bool rayVersionAtLeast(const std::string& version, int major, int minor, int pat
   return v && *v >= std::array<int, 3>{major, minor, patch};
 }
 
+json fieldEnv(const std::string& name, const std::string& fieldPath) {
+  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", fieldPath}}}}}};
+}
+
 json bashCommand(const std::string& flags, bool loginShell) {
   return json::array({"/bin/bash", "-" + flags + (loginShell ? "l" : ""), "--"});
 }

@@ -18,6 +18,12 @@ model::ApiObject headServiceFor(const RayClusterView& cluster);
 // The token-auth Secret (KubeRay's createAuthSecret), owned by the cluster; its auth_token is
 // left empty here and drawn at execution (the Executor), so no decision or journal holds it.
 model::ApiObject authSecretFor(const RayClusterView& cluster);
+// An autoscaling cluster's RBAC for the Ray autoscaler (KubeRay's common/rbac.go), each owned by
+// the cluster and labelled with it: the ServiceAccount the head Pod runs as; Role <cluster>
+// (pods get/list/watch/patch, pods/resize patch, rayclusters get/patch); RoleBinding <cluster>.
+model::ApiObject autoscalerServiceAccountFor(const RayClusterView& cluster);
+model::ApiObject autoscalerRoleFor(const RayClusterView& cluster);
+model::ApiObject autoscalerRoleBindingFor(const RayClusterView& cluster);
 // The head Pod and worker Pod `index` of a group, with the generated `ray start` command.
 model::ApiObject headPodFor(const RayClusterView& cluster);
 model::ApiObject workerPodFor(const RayClusterView& cluster, const WorkerGroupView& group,

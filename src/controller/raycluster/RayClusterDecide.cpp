@@ -57,8 +57,11 @@ GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group
   GroupTally tally{group.desired, 0, 0};
   std::vector<uint64_t> taken;
   std::vector<GroupPod> kept = keptGroupPods(cluster, group, pods, plan, taken);
-  // A Pod being deleted still holds its name, so it counts until it is gone.
-  while (int64_t(kept.size()) > tally.desired) {
+  // A Pod being deleted still holds its name, so it counts until it is gone. Under autoscaling
+  // the surplus stays (the autoscaler names what goes in workersToDelete, and a Pod it did not
+  // name may be running work) unless ENABLE_RANDOM_POD_DELETE says otherwise, as in KubeRay.
+  const bool trimSurplus = !cluster.autoscaling || cluster.injection.randomPodDelete;
+  while (trimSurplus && int64_t(kept.size()) > tally.desired) {
     if (!kept.back().pod->deleting) plan.deletePods.emplace_back(kept.back().name);
     kept.pop_back();
   }
@@ -85,6 +88,31 @@ GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group
   return tally;
 }
 
+// The Ray autoscaler's RBAC, created before any Pod, as KubeRay reconciles it. A ServiceAccount the
+// user named in the head template must exist: without it nothing else is done, and a Warning says
+// so (the head Pod could not run as it). Returns false then.
+bool planAutoscalerRbac(const ClusterObserved& o, ClusterPlan& plan) {
+  const RayClusterView& cluster = o.cluster;
+  const AutoscalerRbac& rbac = o.autoscalerRbac;
+  if (!rbac.serviceAccount && cluster.userServiceAccount) {
+    std::string actionable =
+        "If users specify ServiceAccountName for the head Pod, they need to create a "
+        "ServiceAccount themselves. However, ServiceAccount " + cluster.autoscalerServiceAccount +
+        " is not found. Please create one. See the PR description of "
+        "https://github.com/ray-project/kuberay/pull/1128 for more details.";
+    plan.warnings.push_back({"AutoscalerServiceAccountNotFound",
+                             "Failed to reconcile RayCluster " + cluster.ns + "/" + cluster.name + ". " + actionable});
+    plan.why = "waiting for ServiceAccount " + cluster.autoscalerServiceAccount +
+               " that the head template names (the Ray autoscaler runs as it)";
+    plan.retryAfterMs = kMissingServiceAccountRetryMs;
+    return false;
+  }
+  if (!rbac.serviceAccount) plan.creates.push_back({"ServiceAccount", autoscalerServiceAccountFor(cluster)});
+  if (!rbac.role) plan.creates.push_back({"Role", autoscalerRoleFor(cluster)});
+  if (!rbac.roleBinding) plan.creates.push_back({"RoleBinding", autoscalerRoleBindingFor(cluster)});
+  return true;
+}
+
 }  // namespace
 
 ClusterPlan decideRayCluster(const ClusterObserved& o) {
@@ -99,6 +127,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   // Token auth: the Secret first, since every Pod reads its token from it.
   if (cluster.createsAuthSecret && !o.authSecretExists)
     plan.creates.push_back({"Secret", authSecretFor(cluster)});
+  if (cluster.autoscaling && !planAutoscalerRbac(o, plan)) return plan;
   if (!o.headServiceExists()) plan.creates.push_back({"Service", headServiceFor(cluster)});
   const std::string headName = model::headPodName(cluster.name);
   // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
@@ -118,7 +147,11 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   tally.headFound = head != pods.end();
   tally.headReady = tally.headFound && head->second->ready;
   if (tally.headFound) tally.headIP = head->second->ip;
-  tally.allReady = tally.headReady && tally.ready == tally.desired;
+  // Under autoscaling the worker count follows the load: once provisioned, a cluster stays ready
+  // while its head is, so a scale-up never stops the RayJob from reaching Ray (a surplus Pod the
+  // autoscaler has not named yet may also stay, hence >=).
+  tally.allReady = tally.headReady && (tally.ready >= tally.desired ||
+                                       (cluster.autoscaling && cluster.provisioned));
   tally.changesPods = !plan.deletePods.empty() ||
                       std::any_of(plan.creates.begin(), plan.creates.end(),
                                   [](const auto& c) { return c.first == "Pod"; });

@@ -1,5 +1,6 @@
 // The RayCluster part a RayJob depends on, as one pure decision per cluster: which head Pod,
-// head Service and worker Pods should exist, which Pods of suspended or shrunk groups must go,
+// head Service and worker Pods should exist (and, under autoscaling, the Ray autoscaler's
+// ServiceAccount, Role and RoleBinding, before any Pod), which Pods of suspended or shrunk groups must go,
 // and the status (state, conditions, replica counts) the cluster should show. The
 // RayClusterReconciler journals each of these as an intent before the Executor carries it out.
 // Pods get deterministic names (model/Names), so a lost create response can never produce a
@@ -23,8 +24,20 @@ namespace rayjournal::controller {
 
 inline constexpr size_t kMaxPodCreatesPerReconcile = 256;
 
+// A Warning Event for the cluster that no intent carries (KubeRay's wording).
+struct ClusterWarning {
+  std::string reason;
+  std::string message;
+};
+
+// Under autoscaling the reconciler asks again after this long while the head's named
+// ServiceAccount is missing (it is not watched, so no event would bring the cluster back).
+inline constexpr int64_t kMissingServiceAccountRetryMs = 10000;
+
 struct ClusterPlan {
   std::vector<std::pair<std::string, model::ApiObject>> creates;  // (kind, object)
+  std::vector<ClusterWarning> warnings;
+  int64_t retryAfterMs = -1;  // >= 0: look again then, whatever the watches bring
   std::vector<std::string> deletePods;
   model::ApiObject status;  // the status to write; null when unchanged
   std::string why;

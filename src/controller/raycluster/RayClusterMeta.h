@@ -21,6 +21,8 @@ std::string identifierLabel(const std::string& cluster, const std::string& nodeT
 // "<head Service>.<namespace>.svc.<cluster domain>": how workers and drivers reach the head.
 std::string headServiceFqdn(const struct RayClusterView& cluster);
 
+// An env var from the downward API: {name, valueFrom.fieldRef.fieldPath}.
+nlohmann::json fieldEnv(const std::string& name, const std::string& fieldPath);
 // KubeRay's GetContainerCommand: bash with the flags ("c", "ce"), "l" added for a login shell
 // (ENABLE_LOGIN_SHELL), then "--".
 nlohmann::json bashCommand(const std::string& flags, bool loginShell);

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "controller/JsonAccess.h"
+#include "controller/raycluster/Autoscaler.h"
 #include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/RayClusterMeta.h"
 #include "controller/raycluster/RayStart.h"
@@ -146,10 +147,6 @@ bool hasEnv(const json& env, const std::string& name) {
   for (const auto& e : env)
     if (stringAt(e, "name") == name) return true;
   return false;
-}
-
-json fieldEnv(const std::string& name, const std::string& fieldPath) {
-  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", fieldPath}}}}}};
 }
 
 // KubeRay's env vars on the Ray container (setContainerEnvVars). The ones KubeRay appends
@@ -317,6 +314,8 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   if (!role.head && inject.waitGcsReady)
     spec["initContainers"].push_back(waitGcsReady(container, fqdn, port, inject.loginShell));
   applyContainerResources(params, container);
+  // The Ray autoscaler runs in its sidecar, not as Ray's own monitor.
+  if (role.head && c.autoscaling) params["no-monitor"] = "true";
   std::string rayStart = rayStartCommand(role.head, params);
   setRayCommand(container, rayStart,
                 stringAt(objectAt(meta, "annotations"), "ray.io/overwrite-container-cmd") == "true",
@@ -337,6 +336,7 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   addMetricsPort(container);
   if (inject.probes)
     addProbes(container, role.head, params, stringAt(objectAt(c.raw.get(), "spec"), "rayVersion"));
+  addAutoscaling(c, role.head, spec);  // last: it appends a container, moving `container`
   return pod();
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/JsonAccess.h"
+#include "controller/raycluster/Autoscaler.h"
 #include "controller/raycluster/RayClusterMeta.h"
 #include "model/Names.h"
 
@@ -73,10 +74,17 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
   const json& meta = objectAt(*cluster, "metadata");
   const json& spec = objectAt(*cluster, "spec");
   v.name = stringAt(meta, "name");
+  v.ns = stringAt(meta, "namespace");
   v.deleting = deletingNow(*cluster);
   v.noHeadRestart =
       stringAt(objectAt(meta, "annotations"), "ray.io/disable-provisioned-head-restart") == "true";
   v.provisioned = conditionTrue(objectAt(*cluster, "status"), "RayClusterProvisioned");
+  v.autoscaling = memberAt(spec, "enableInTreeAutoscaling") == true;
+  if (v.autoscaling) {
+    v.autoscalerServiceAccount = autoscalerServiceAccountName(*cluster);
+    const json& headPod = objectAt(objectAt(objectAt(spec, "headGroupSpec"), "template"), "spec");
+    v.userServiceAccount = stringAt(headPod, "serviceAccountName") == v.autoscalerServiceAccount;
+  }
   v.clusterDomain = context.clusterDomain;
   v.injection = context.injection;
   v.authSecret = model::tokenAuthSecretName(spec, v.name);

@@ -39,14 +39,23 @@ struct PodInjection {
   bool loginShell = false;     // ENABLE_LOGIN_SHELL: bash -cl for the Ray and init containers
   bool probes = true;          // ENABLE_PROBES_INJECTION: readiness and liveness probes
   bool waitGcsReady = true;    // ENABLE_INIT_CONTAINER_INJECTION: the workers' wait-gcs-ready
+  // ENABLE_RANDOM_POD_DELETE: an autoscaling group with more Pods than desired loses some of
+  // them; otherwise only the Pods the autoscaler names in workersToDelete go.
+  bool randomPodDelete = false;
 };
 
 struct RayClusterView {
   model::Document raw;
+  std::string ns;
   std::string name;
   bool deleting = false;
   bool noHeadRestart = false;  // annotation ray.io/disable-provisioned-head-restart=true
   bool provisioned = false;    // RayClusterProvisioned=True in the current status
+  bool autoscaling = false;    // spec.enableInTreeAutoscaling: the Ray autoscaler sizes the groups
+  // Autoscaling: the ServiceAccount the head Pod runs as, and whether the user named it in the
+  // head template (then it must exist; otherwise the operator creates it).
+  std::string autoscalerServiceAccount;
+  bool userServiceAccount = false;
   std::string clusterDomain = "cluster.local";  // of the head Service's FQDN
   PodInjection injection{};
   // Token auth: the Secret the Pods read their token from ("" when off), and whether this
@@ -64,6 +73,15 @@ struct ReplicaFailure {
   std::string message;  // the reason, a newline, the API server's error
 };
 
+// Which of an autoscaling cluster's RBAC objects for the Ray autoscaler exist (all true when the
+// cluster does not autoscale, or when they were seen once already).
+struct AutoscalerRbac {
+  bool serviceAccount = true;
+  bool role = true;
+  bool roleBinding = true;
+  bool complete() const { return serviceAccount && role && roleBinding; }
+};
+
 struct ClusterObserved {
   RayClusterView cluster;
   std::vector<PodView> pods;  // Pods the cluster owns (by owner uid)
@@ -72,6 +90,7 @@ struct ClusterObserved {
   ReplicaFailure replicaFailure;  // from the projection
   bool statusConditions = true;   // the RayClusterStatusConditions feature gate
   bool authSecretExists = false;  // cluster.authSecret exists (read only when it is set)
+  AutoscalerRbac autoscalerRbac;  // read only for an autoscaling cluster
   bool headServiceExists() const { return !headService.isNull(); }
 };
 
