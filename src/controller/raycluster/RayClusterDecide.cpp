@@ -163,11 +163,15 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   const bool createsPods = std::any_of(plan.creates.begin(), plan.creates.end(),
                                        [](const auto& c) { return c.first == "Pod"; });
   if (createsPods && !plan.more && o.replicaFailure.reason.empty()) plan.status = nullptr;
-  plan.why = tally.allReady ? "all " + std::to_string(tally.desired + 1) + " Pods ready"
-                            : "waiting for Pods: head " +
-                                  std::string(tally.headReady ? "ready" : "not ready") +
-                                  ", workers " + std::to_string(tally.ready) + "/" +
-                                  std::to_string(tally.desired);
+  const std::string workers = std::to_string(tally.ready) + "/" + std::to_string(tally.desired);
+  if (tally.allReady && tally.ready < tally.desired)
+    plan.why = "ready; the autoscaler asked for " + std::to_string(tally.desired) + " workers, " +
+               workers + " ready";
+  else if (tally.allReady)
+    plan.why = "all " + std::to_string(tally.desired + 1) + " Pods ready";
+  else
+    plan.why = "waiting for Pods: head " + std::string(tally.headReady ? "ready" : "not ready") +
+               ", workers " + workers;
   return plan;
 }
 
