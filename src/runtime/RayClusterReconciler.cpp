@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/JsonAccess.h"
-#include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/RayClusterDecide.h"
 #include "runtime/Handlers.h"
 
@@ -49,7 +48,7 @@ controller::AutoscalerRbac RayClusterReconciler::autoscalerRbacOf(const controll
   // Not cached (KubeRay's reads are, through controller-runtime): three GETs until all three
   // were seen once for this cluster, then none. One the user deletes later comes back after the
   // next restart.
-  const std::string role = controller::autoscalerRoleFor(cluster)->at("metadata").at("name");
+  const std::string& role = cluster.autoscalerRole;
   controller::AutoscalerRbac rbac{
       kube_.getSnapshot("ServiceAccount", cluster.ns, cluster.autoscalerServiceAccount) != nullptr,
       kube_.getSnapshot("Role", cluster.ns, role) != nullptr,

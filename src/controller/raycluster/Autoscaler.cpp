@@ -1,7 +1,6 @@
 #include "controller/raycluster/Autoscaler.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/RayClusterBuild.h"
@@ -50,17 +49,6 @@ std::string versionOf(const json& clusterSpec) {
   return stringAt(objectAt(clusterSpec, "autoscalerOptions"), "version");
 }
 
-// KubeRay's CheckName: the last 50 characters of a longer name; a leading digit or punctuation
-// becomes 'r'.
-std::string checkName(std::string name) {
-  constexpr size_t kMaxLength = 50;
-  if (name.size() > kMaxLength) name = name.substr(name.size() - kMaxLength);
-  if (!name.empty() && (std::isdigit(static_cast<unsigned char>(name[0])) ||
-                        std::ispunct(static_cast<unsigned char>(name[0]))))
-    name[0] = 'r';
-  return name;
-}
-
 json rbacMeta(const RayClusterView& cluster, const std::string& name) {
   return ownedMeta(name, cluster.raw.get(),
                    {{"ray.io/cluster", cluster.name},
@@ -88,23 +76,27 @@ model::ApiObject autoscalerRoleFor(const RayClusterView& cluster) {
   json rules = json::array({rule("", "pods", {"get", "list", "watch", "patch"}),
                             rule("", "pods/resize", {"patch"}),
                             rule("ray.io", "rayclusters", {"get", "patch"})});
-  return object("rbac.authorization.k8s.io/v1", "Role", rbacMeta(cluster, checkName(cluster.name)),
+  return object("rbac.authorization.k8s.io/v1", "Role", rbacMeta(cluster, cluster.autoscalerRole),
                 {{"rules", std::move(rules)}});
 }
 
 model::ApiObject autoscalerRoleBindingFor(const RayClusterView& cluster) {
   const std::string ns = stringAt(objectAt(cluster.raw.get(), "metadata"), "namespace");
   json subject = {{"kind", "ServiceAccount"}, {"name", cluster.autoscalerServiceAccount}, {"namespace", ns}};
-  json roleRef = {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", checkName(cluster.name)}};
-  return object("rbac.authorization.k8s.io/v1", "RoleBinding", rbacMeta(cluster, checkName(cluster.name)),
+  json roleRef = {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", cluster.autoscalerRole}};
+  return object("rbac.authorization.k8s.io/v1", "RoleBinding", rbacMeta(cluster, cluster.autoscalerRole),
                 {{"subjects", json::array({std::move(subject)})}, {"roleRef", std::move(roleRef)}});
+}
+
+std::string autoscalerRoleName(const json& cluster) {
+  return model::checkName(stringAt(objectAt(cluster, "metadata"), "name"));
 }
 
 std::string autoscalerServiceAccountName(const json& cluster) {
   const json& head = objectAt(objectAt(cluster, "spec"), "headGroupSpec");
   std::string name = stringAt(objectAt(objectAt(head, "template"), "spec"), "serviceAccountName");
   if (name.empty()) name = stringAt(objectAt(cluster, "metadata"), "name");
-  return checkName(std::move(name));
+  return model::checkName(std::move(name));
 }
 
 json autoscalerContainer(const RayClusterView& cluster, const json& rayContainer) {

@@ -20,6 +20,8 @@ struct RayClusterView;
 // serviceAccountName, else the cluster's name, cut as KubeRay's CheckName cuts it (the last 50
 // characters; a leading digit or punctuation becomes 'r').
 std::string autoscalerServiceAccountName(const nlohmann::json& cluster);
+// The name of the cluster's Role and RoleBinding for the autoscaler: its own name, cut the same way.
+std::string autoscalerRoleName(const nlohmann::json& cluster);
 // The sidecar as KubeRay builds it (the Ray container's image, IfNotPresent, the cluster, namespace
 // and head Pod name from the downward API, KUBERAY_CRD_VER=v1, 500m/512Mi requests and limits,
 // `ray kuberay-autoscaler ...` under bash -c, or -cl for a login shell), with token auth when

@@ -82,6 +82,7 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
   v.autoscaling = memberAt(spec, "enableInTreeAutoscaling") == true;
   if (v.autoscaling) {
     v.autoscalerServiceAccount = autoscalerServiceAccountName(*cluster);
+    v.autoscalerRole = autoscalerRoleName(*cluster);
     const json& headPod = objectAt(objectAt(objectAt(spec, "headGroupSpec"), "template"), "spec");
     v.userServiceAccount = stringAt(headPod, "serviceAccountName") == v.autoscalerServiceAccount;
   }

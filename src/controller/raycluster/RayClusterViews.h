@@ -56,6 +56,7 @@ struct RayClusterView {
   // head template (then it must exist; otherwise the operator creates it).
   std::string autoscalerServiceAccount;
   bool userServiceAccount = false;
+  std::string autoscalerRole;  // the Role and RoleBinding <cluster>, cut as KubeRay cuts it
   std::string clusterDomain = "cluster.local";  // of the head Service's FQDN
   PodInjection injection{};
   // Token auth: the Secret the Pods read their token from ("" when off), and whether this
