@@ -72,6 +72,11 @@ std::optional<kube::json> CountingKubeClient::getLive(const std::string& kind,
   return countedRead(kind, [&] { return inner_.getLive(kind, ns, name); });
 }
 
+std::string CountingKubeClient::specManager(const std::string& kind, const std::string& ns,
+                                            const std::string& name) {
+  return counted("get", kind, "200", [&] { return inner_.specManager(kind, ns, name); });
+}
+
 std::vector<kube::json> CountingKubeClient::list(const std::string& kind, const std::string& ns,
                                                  const std::map<std::string, std::string>& l) {
   return counted("list", kind, "200", [&] { return inner_.list(kind, ns, l); });

@@ -52,6 +52,8 @@ class CountingKubeClient : public kube::KubeClient {
     inner_.watchSnapshots(kind, std::move(callback));
   }
   bool watchesSynced() const override { return inner_.watchesSynced(); }
+  std::string specManager(const std::string& kind, const std::string& ns,
+                          const std::string& name) override;
 
  private:
   template <class F>

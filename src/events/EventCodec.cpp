@@ -149,6 +149,10 @@ std::string encode(const Observation& o) {
     map.update({{"kind", c->kind}, {"name", c->name}, {"jobId", c->jobId}});
   } else if (const auto* seen = std::get_if<SubmissionSeen>(&o)) {
     map.update({{"jobId", seen->jobId}, {"status", seen->status}});
+  } else if (const auto* changed = std::get_if<SpecChanged>(&o)) {
+    map.update({{"generation", changed->generation},
+                {"changed_by", changed->changedBy},
+                {"workers", changed->workers}});
   } else if (const auto* s = std::get_if<JournalSalvaged>(&o)) {
     map.update({{"kept_through", s->keptThrough},
                 {"cause", s->cause},
@@ -172,6 +176,8 @@ std::optional<Observation> decodeObservation(const wal::Record& r) {
     return Drift{f.text("journal_expected"), f.text("kubernetes_has"), f.text("decision")};
   if (what == "ChildMissing") return ChildMissing{f.text("kind"), f.text("name"), f.text("jobId")};
   if (what == "SubmissionSeen") return SubmissionSeen{f.text("jobId"), f.text("status")};
+  if (what == "SpecChanged")
+    return SpecChanged{int64_t(f.number("generation")), f.text("changed_by"), f.text("workers")};
   if (what == "JournalSalvaged")
     return JournalSalvaged{f.number("kept_through"), f.text("cause"), f.text("original_moved_to"),
                            f.text("lost_ranges"), f.number("kept_after_gap"), f.text("problems"),

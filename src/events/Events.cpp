@@ -62,6 +62,7 @@ std::string_view observationName(const Observation& observation) {
     std::string_view operator()(const ChildMissing&) const { return "ChildMissing"; }
     std::string_view operator()(const SubmissionSeen&) const { return "SubmissionSeen"; }
     std::string_view operator()(const JournalSalvaged&) const { return "JournalSalvaged"; }
+    std::string_view operator()(const SpecChanged&) const { return "SpecChanged"; }
   };
   return std::visit(Names{}, observation);
 }

@@ -128,8 +128,18 @@ struct JournalSalvaged {
   std::string droppedCheckpoints;  // "a-b,...": Checkpoint records left without their state
   bool operator==(const JournalSalvaged&) const = default;
 };
+// A RayCluster's spec changed since the operator last wrote its status (metadata.generation past
+// status.observedGeneration): who changed it, by the API server's field managers (the Ray
+// autoscaler's JSON patch, a user's kubectl, the operator itself), and the worker groups' scale
+// as the change left it. Journaled before the intents that follow from it.
+struct SpecChanged {
+  int64_t generation = 0;
+  std::string changedBy;  // the field manager of the newest spec write; "" when unknown
+  std::string workers;    // per group "name: replicas N[, workersToDelete a b]", "; "-separated
+  bool operator==(const SpecChanged&) const = default;
+};
 using Observation = std::variant<AttemptStarted, RayJobTerminal, Drift, ChildMissing,
-                                 JournalSalvaged, SubmissionSeen>;
+                                 JournalSalvaged, SubmissionSeen, SpecChanged>;
 std::string_view observationName(const Observation& observation);
 
 struct ControllerStarted {

@@ -26,7 +26,8 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
     plan.intents.push_back({action, std::move(name), std::move(object)});
   }
   for (auto& warning : decided.warnings)
-    plan.events.push_back({"Warning", std::move(warning.reason), std::move(warning.message)});
+    plan.events.push_back({"Warning", std::move(warning.reason), std::move(warning.message),
+                           std::move(warning.action)});
   for (auto& pod : decided.deletePods)
     plan.intents.push_back({Action::DeletePod, std::move(pod), nullptr});
   if (decided.status)
@@ -59,6 +60,26 @@ controller::AutoscalerRbac RayClusterReconciler::autoscalerRbacOf(const controll
     rbacSeen_.insert(uid);
   }
   return rbac;
+}
+
+std::optional<events::SpecChanged> RayClusterReconciler::specChangeToJournal(
+    const controller::RayClusterView& cluster, const std::string& uid) {
+  if (!controller::specChangedSinceStatus(cluster)) return std::nullopt;
+  {
+    std::lock_guard lock(specMu_);
+    auto [it, fresh] = specSeen_.try_emplace(uid, cluster.generation);
+    if (!fresh && it->second >= cluster.generation) return std::nullopt;  // journaled already
+    if (specSeen_.size() > kMaxSpecSeen) specSeen_.clear();  // bounded; at worst one more record
+    specSeen_[uid] = cluster.generation;
+  }
+  std::string changedBy;
+  try {
+    changedBy = kube_.specManager("RayCluster", cluster.ns, cluster.name);
+  } catch (const std::exception& e) {  // who changed it is worth a record, not a failed pass
+    spdlog::debug("RayCluster {}/{}: who changed the spec is unknown: {}", cluster.ns, cluster.name,
+                  e.what());
+  }
+  return controller::specChangedOf(cluster, std::move(changedBy));
 }
 
 std::string shardKeyOfCluster(const nlohmann::json& cluster) {
@@ -103,6 +124,12 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   auto [reason, message] = projection_.replicaFailure(key, subject.uid);
   observed.replicaFailure = {std::move(reason), std::move(message)};
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
+  if (auto changed = specChangeToJournal(observed.cluster, subject.uid)) {
+    spdlog::info("RayCluster {}: spec changed (generation {}) by {}: {}", key, changed->generation,
+                 changed->changedBy.empty() ? "an unknown writer" : changed->changedBy,
+                 changed->workers);
+    plan.observations.push_back(std::move(*changed));
+  }
   bool changesPods = !plan.intents.empty() && plan.intents.front().action != Action::WriteStatus;
   if (changesPods) spdlog::info("RayCluster {}: {}", key, plan.why);
   for (const auto& e : plan.events) {

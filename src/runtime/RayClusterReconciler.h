@@ -6,7 +6,9 @@
 // Thread-safe for distinct keys.
 #pragma once
 
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "controller/Executor.h"
@@ -35,13 +37,22 @@ class RayClusterReconciler : public PlannedReconciler {
   controller::AutoscalerRbac autoscalerRbacOf(const controller::RayClusterView& cluster,
                                               const std::string& uid);
 
+  // A spec change (generation past the status's observedGeneration) not journaled yet by this
+  // process, with who made it; nullopt otherwise. Once per generation: the status that records
+  // the generation may come a pass later. After a restart it is journaled again, as seen again.
+  std::optional<events::SpecChanged> specChangeToJournal(const controller::RayClusterView& cluster,
+                                                         const std::string& uid);
+
   static constexpr size_t kMaxRbacSeen = 100000;
+  static constexpr size_t kMaxSpecSeen = 100000;
   kube::KubeClient& kube_;
   const projection::JobProjection& projection_;
   const Clock& clock_;
   controller::ClusterContext context_;
   std::mutex rbacMu_;
   std::set<std::string> rbacSeen_;  // cluster uids whose RBAC was complete once
+  std::mutex specMu_;
+  std::map<std::string, int64_t> specSeen_;  // cluster uid -> last generation journaled
 };
 
 // The RayJob key ("ns/name") that controls a RayCluster, or its own key when none does (a

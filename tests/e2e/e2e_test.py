@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import ApiError, Process, World, free_port, run, wait_until  # noqa: E402
+from harness import ApiError, OperatorCase, Process, free_port, run, wait_until  # noqa: E402
 
 OPERATOR, REPLAY, ROOT = sys.argv[1:4]
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
@@ -43,61 +43,12 @@ def rayjob(ns, name, entrypoint=OK_ENTRYPOINT, mode="K8sJobMode", **spec):
             "metadata": {"name": name, "namespace": ns}, "spec": body}
 
 
-class E2E(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.world = World(CACHE, ROOT, "rje2e-").start()
-        cls.work, cls.logs, cls.cp = cls.world.work, cls.world.logs, cls.world.cp
-        cls.kube, cls.ray, cls.kubelet = cls.world.kube, cls.world.ray, cls.world.kubelet
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.world.stop()
-
-    def setUp(self):
-        self.ns = self.id().split(".")[-1].replace("_", "-")[:40].strip("-")
-        self.kube.create_namespace(self.ns)
-        self.journal = os.path.join(self.work, "journal-" + self.ns)
-        self.operators = []
-
-    def tearDown(self):
-        for op in self.operators:
-            op.stop()
-        failed = any(e for _, e in (self._outcome.result.errors + self._outcome.result.failures)
-                     if _ is self)
-        if failed:
-            for op in self.operators:
-                print(f"--- {op.name} log (tail) ---\n{op.log()[-6000:]}", file=sys.stderr)
-
-    def start_operator(self, *extra, journal=None, kubeconfig=None, dashboard=None):
-        op = Process(f"operator-{self.ns}-{len(self.operators)}", [
-            OPERATOR, f"--kubeconfig={kubeconfig or self.cp.kubeconfig}",
-            f"--journal-dir={journal or self.journal}",
-            f"--ray-dashboard-address={dashboard or self.ray.address}", "--requeue-ms=500",
-            "--log-level=debug", "--metrics-bind-address=0", *extra], self.logs).start()
-        self.operators.append(op)
-        return op
-
-    def status(self, name):
-        job = self.kube.get("RayJob", self.ns, name)
-        return (job or {}).get("status", {})
-
-    def wait_status(self, name, deployment, timeout=180):
-        def reached():
-            s = self.status(name)
-            if s.get("jobDeploymentStatus") == deployment:
-                return s
-            return None
-        return wait_until(f"RayJob {self.ns}/{name} {deployment} (now {self.status(name)})",
-                          reached, timeout, 0.3)
+class E2E(OperatorCase):
+    operator, replay, cache, root = OPERATOR, REPLAY, CACHE, ROOT
 
     def ray_submissions(self, name):
         return [j for j in self.ray.jobs()
                 if (j.get("submission_id") or "").startswith(name)]
-
-    def verify_journal(self, journal=None):
-        out = run([REPLAY, "verify", "--journal", journal or self.journal])
-        self.assertIn("ok", out.stdout.lower())
 
     # --- scenarios ---
 

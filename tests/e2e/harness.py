@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 import urllib.parse
 import urllib.request
 
@@ -64,6 +65,9 @@ class Kube:
         "Namespace": ("/api/v1", "namespaces"),
         "Event": ("/apis/events.k8s.io/v1", "events"),
         "Lease": ("/apis/coordination.k8s.io/v1", "leases"),
+        "ServiceAccount": ("/api/v1", "serviceaccounts"),
+        "Role": ("/apis/rbac.authorization.k8s.io/v1", "roles"),
+        "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings"),
     }
 
     def __init__(self, port, ca, cert, key):
@@ -408,13 +412,27 @@ class FakeKubelet(threading.Thread):
         self.real_namespaces = set()
         self.stopping = threading.Event()
         self.errors = []
+        self.kubectl = None  # set by World: the token requests of service-account mounts
+        self.ca_path = None  # set by World: the cluster CA mounted beside a token
+        self.last_ip = 1
+        self.real_lock = threading.RLock()  # self.real: the loop's, and a test's stop_namespace
+
+    def pod_ip(self):
+        """A loopback address of its own for each real Pod (127.0.0.2 up), as each Pod's
+        network namespace would have: Ray and its autoscaler tell nodes apart by IP."""
+        self.last_ip = self.last_ip % 253 + 1
+        return f"127.0.0.{self.last_ip + 1}"
 
     def run(self):
         while not self.stopping.is_set():
             try:
-                for pod in self.kube.list("Pod"):
-                    self.sync(pod)
-                self.reap()
+                pods = self.kube.list("Pod")
+                with self.real_lock:
+                    for pod in pods:
+                        self.sync(pod)
+                    self.reap()
+                    self.forget_vanished({(p["metadata"]["namespace"], p["metadata"]["name"])
+                                          for p in pods})
             except Exception as e:  # noqa: BLE001 - the API server may be restarting
                 self.errors.append(str(e))
             self.stopping.wait(0.25)
@@ -449,6 +467,20 @@ class FakeKubelet(threading.Thread):
             self.start_container(pod)
         else:
             self.set_status(pod, "Running", ready=True)
+
+    def stop_namespace(self, ns):
+        """Ends the real Pods of ns (a test's, when it is over): a head left running would keep
+        Ray's fixed ports (GCS, dashboard) from the next test's."""
+        with self.real_lock:
+            self.real_namespaces.discard(ns)
+            for key in [k for k in self.real if k[0] == ns]:
+                self.real.pop(key).kill()
+
+    def forget_vanished(self, listed):
+        """A Pod never scheduled to a node is deleted at once, without a deletion timestamp for
+        the kubelet to see: its processes go when it is no longer listed."""
+        for key in [k for k in self.real if k not in listed]:
+            self.real.pop(key).kill()
 
     @staticmethod
     def owner_kinds(pod):
@@ -543,14 +575,20 @@ def loopback_services(text):
 
 class RealPod:
     """One Pod run as the kubelet runs it, from the spec the operator wrote: init containers in
-    order, then the first container's command and args with the env it declares; Running once
-    the container runs, Ready once its readiness probe (httpGet or exec, as generated) passes;
-    Failed or Succeeded when the container exits under restartPolicy Never, restarted in place
-    otherwise. Adjustments for one machine, nothing else: Service addresses are loopback, Ray
-    binds 127.0.0.1, and a worker's own listening ports (metrics, dashboard agent) move to free
-    ports, as its own network namespace would have kept them apart from the head's."""
+    order, then every container with the env it declares ($(VAR) references expanded, the API
+    server's address injected as the kubelet does) and, when the Pod names a ServiceAccount, a
+    token of that ServiceAccount (TokenRequest) with the cluster CA at the in-cluster path,
+    bind-mounted in a mount namespace of the container's own. Running once the first container
+    runs, Ready once its readiness probe (httpGet or exec, as generated) passes; Failed or
+    Succeeded when it exits under restartPolicy Never, restarted in place otherwise; the other
+    containers (the autoscaler sidecar) restart by the same policy until the Pod goes.
+    Adjustments for one machine, nothing else: Service addresses are loopback, the Pod's IP is a
+    loopback address of its own (Ray binds it), and a worker's own listening ports (metrics,
+    dashboard agent) move to free ports, as its own network namespace would have kept them apart
+    from the head's."""
 
     PRIVATE_PORT_FLAGS = ("metrics-export-port", "dashboard-agent-listen-port")
+    TOKEN_DIR = "secrets/kubernetes.io/serviceaccount"  # under /run, that is /var/run
 
     def __init__(self, kubelet, pod):
         self.kubelet = kubelet
@@ -559,8 +597,11 @@ class RealPod:
         self.key = (m["namespace"], m["name"])
         self.uid = m["uid"]
         self.head = m.get("labels", {}).get("ray.io/node-type") == "head"
+        self.ip = kubelet.pod_ip()
         self.ports = {}  # the worker's private port flags -> (declared, free) port
         self.proc = None
+        self.sidecars = {}  # container name -> Popen
+        self.run_dir = None  # what the containers see as /run, when a token is mounted
         self.deleted = threading.Event()
         self.restarts = 0
         self.log = os.path.join(kubelet.log_dir, f"pod-{self.key[0]}-{self.key[1]}.log")
@@ -569,26 +610,37 @@ class RealPod:
         threading.Thread(target=self.lifecycle, daemon=True).start()
         return self
 
-    def env(self, container):
-        env = self.kubelet.ray.env()
-        env.pop("RAY_ADDRESS", None)
-        env["RAY_START_ULIMIT_OPEN_FILES"] = str(resource_limit_nofile())
+    def declared_env(self, container):
+        """What the kubelet gives the container: the API server's Service variables and the
+        env the container declares, in order (a $(VAR) sees only the ones before it)."""
+        api_port = str(self.kubelet.kube.port)
+        declared = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": api_port,
+                    "KUBERNETES_SERVICE_PORT_HTTPS": api_port}
         m = self.pod["metadata"]
-        fields = {"metadata.name": m["name"], "metadata.namespace": m["namespace"]}
+        fields = {"metadata.name": m["name"], "metadata.namespace": m["namespace"],
+                  "status.podIP": self.ip}
         for k, v in m.get("labels", {}).items():
             fields[f"metadata.labels['{k}']"] = v
         for e in container.get("env", []):
             if "value" in e:
-                env[e["name"]] = loopback_services(e["value"])
+                declared[e["name"]] = loopback_services(expand_references(e["value"], declared))
             else:
                 path = e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
-                env[e["name"]] = fields.get(path, "")
+                declared[e["name"]] = fields.get(path, "")
+        return declared
+
+    def env(self, declared):
+        """The process env: the Ray virtualenv's (this machine is the image) and the declared."""
+        env = self.kubelet.ray.env()
+        env.pop("RAY_ADDRESS", None)
+        env["RAY_START_ULIMIT_OPEN_FILES"] = str(resource_limit_nofile())
+        env.update(declared)
         return env
 
     def localize(self, text):
         text = loopback_services(text)
         text = text.replace("--dashboard-host=0.0.0.0", "--dashboard-host=127.0.0.1")
-        text = re.sub(r"\bray start ", "ray start --node-ip-address=127.0.0.1 ", text)
+        text = re.sub(r"\bray start ", f"ray start --node-ip-address={self.ip} ", text)
         if not self.head:
             for flag in self.PRIVATE_PORT_FLAGS:
                 def remap(match, flag=flag):
@@ -597,38 +649,88 @@ class RealPod:
                 text = re.sub(rf"--{flag}=(\d+)", remap, text)
         return text
 
-    def command(self, container):
-        return [self.localize(part) for part in container.get("command", []) +
-                container.get("args", [])]
+    def command(self, container, env):
+        cmd = [self.localize(expand_references(part, env))
+               for part in container.get("command", []) + container.get("args", [])]
+        if self.run_dir is None:
+            return cmd
+        # The token at /var/run/secrets/...: /run replaced for this container alone.
+        as_root = [] if os.geteuid() == 0 else ["--map-root-user"]
+        return ["unshare", "--mount", "--propagation", "private", *as_root, "sh", "-c",
+                'mount --bind "$0" /run && exec "$@"', self.run_dir, *cmd]
 
-    def spawn(self, container):
-        with open(self.log, "ab") as log:
-            return subprocess.Popen(self.command(container), stdout=log,
-                                    stderr=subprocess.STDOUT, env=self.env(container),
+    def spawn(self, container, log_path=None):
+        declared = self.declared_env(container)
+        with open(log_path or self.log, "ab") as log:
+            return subprocess.Popen(self.command(container, declared), stdout=log,
+                                    stderr=subprocess.STDOUT, env=self.env(declared),
                                     start_new_session=True)
+
+    def mount_service_account(self):
+        """The kubelet's projected token: a TokenRequest for the Pod's ServiceAccount, which
+        fails (and the Pod stays Pending) when that ServiceAccount does not exist."""
+        spec = self.pod["spec"]
+        account = spec.get("serviceAccountName")
+        if not account or spec.get("automountServiceAccountToken") is False:
+            return
+        token = self.kubelet.kubectl("create", "token", account, "-n", self.key[0],
+                                     "--duration=1h")
+        self.run_dir = tempfile.mkdtemp(prefix="rjrun", dir=self.kubelet.log_dir)
+        target = os.path.join(self.run_dir, self.TOKEN_DIR)
+        os.makedirs(target)
+        with open(os.path.join(target, "token"), "w") as f:
+            f.write(token.strip())
+        shutil.copy(self.kubelet.ca_path, os.path.join(target, "ca.crt"))
+        with open(os.path.join(target, "namespace"), "w") as f:
+            f.write(self.key[0])
 
     def lifecycle(self):
         try:
+            self.mount_service_account()
             for init in self.pod["spec"].get("initContainers", []):
                 self.proc = self.spawn(init)
                 if self.proc.wait() != 0 and not self.deleted.is_set():
                     self.status("Failed", False, self.proc.returncode)
                 if self.proc.returncode != 0 or self.deleted.is_set():
                     return
-            main = self.pod["spec"]["containers"][0]
-            while True:
-                self.proc = self.spawn(main)
-                self.status("Running", False)
-                self.await_ready(main)
-                code = self.proc.wait()
-                if self.deleted.is_set() or self.kubelet.stopping.is_set():
-                    return
-                if self.pod["spec"].get("restartPolicy", "Always") == "Never":
-                    self.status("Succeeded" if code == 0 else "Failed", False, code)
-                    return
-                self.restarts += 1
+            main, *others = self.pod["spec"]["containers"]
+            for sidecar in others:
+                threading.Thread(target=self.run_sidecar, args=(sidecar,), daemon=True).start()
+            self.run_main(main)
         except Exception as e:  # noqa: BLE001 - reported by the test through kubelet.errors
             self.kubelet.errors.append(f"{self.key}: {e}")
+        finally:
+            if not self.deleted.is_set():
+                self.stop_sidecars()
+
+    def run_main(self, main):
+        while True:
+            self.proc = self.spawn(main)
+            self.status("Running", False)
+            self.await_ready(main)
+            code = self.proc.wait()
+            if self.deleted.is_set() or self.kubelet.stopping.is_set():
+                return
+            if self.pod["spec"].get("restartPolicy", "Always") == "Never":
+                self.status("Succeeded" if code == 0 else "Failed", False, code)
+                return
+            self.restarts += 1
+
+    def run_sidecar(self, container):
+        log = os.path.join(self.kubelet.log_dir,
+                           f"pod-{self.key[0]}-{self.key[1]}-{container['name']}.log")
+        while not (self.deleted.is_set() or self.kubelet.stopping.is_set()):
+            proc = self.sidecars[container["name"]] = self.spawn(container, log)
+            proc.wait()
+            if self.pod["spec"].get("restartPolicy", "Always") == "Never":
+                return
+            self.deleted.wait(1)
+
+    def stop_sidecars(self):
+        for proc in self.sidecars.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
 
     def await_ready(self, container):
         probe = container.get("readinessProbe")
@@ -659,16 +761,30 @@ class RealPod:
                     pod["metadata"]["uid"] != self.uid or self.deleted.is_set():
                 return
             if self.kubelet.set_status(pod, phase, ready, exit_code, restarts=self.restarts,
-                                       ip="127.0.0.1"):
+                                       ip=self.ip):
                 return
 
     def kill(self, deleted=True):
         """Kills the running container; deleted: the Pod is going away, nothing restarts."""
         if deleted:
             self.deleted.set()
+            self.stop_sidecars()
         if self.proc and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+
+
+VAR_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def expand_references(text, env):
+    """The kubelet's $(VAR) expansion in command, args and env values: a defined variable is
+    replaced, an undefined reference stays as written, $$ is a literal $."""
+    def one(match):
+        if match.group(0) == "$$":
+            return "$"
+        return env.get(match.group(1), match.group(0))
+    return VAR_REFERENCE.sub(one, text)
 
 
 def resource_limit_nofile():
@@ -702,6 +818,8 @@ class World:
             self.ray = RayHead(os.path.join(self.cache, "ray-venv"), self.logs).start()
             print(f"Ray head up in {time.monotonic() - started:.1f}s", file=sys.stderr)
             self.kubelet = FakeKubelet(self.kube, self.ray, self.logs)
+            self.kubelet.kubectl = self.cp.kubectl
+            self.kubelet.ca_path = os.path.join(self.cp.dir, "ca.crt")
             self.kubelet.start()
         except BaseException:
             self.stop()
@@ -718,3 +836,64 @@ class World:
             run(["rm", "-rf", self.work])
         else:
             print(f"e2e work dir kept: {self.work}", file=sys.stderr)
+
+
+class OperatorCase(unittest.TestCase):
+    """A class of e2e tests: one World for the class; per test a namespace named after the test,
+    a journal, and the operators it starts (stopped after it, their logs' tails printed when it
+    failed). A test file sets operator, replay, cache and root."""
+
+    operator = replay = cache = root = None
+    prefix = "rje2e-"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.world = World(cls.cache, cls.root, cls.prefix).start()
+        cls.work, cls.logs, cls.cp = cls.world.work, cls.world.logs, cls.world.cp
+        cls.kube, cls.ray, cls.kubelet = cls.world.kube, cls.world.ray, cls.world.kubelet
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.world.stop()
+
+    def setUp(self):
+        self.ns = self.id().split(".")[-1].replace("_", "-")[:40].strip("-")
+        self.kube.create_namespace(self.ns)
+        self.journal = os.path.join(self.work, "journal-" + self.ns)
+        self.operators = []
+
+    def tearDown(self):
+        for op in self.operators:
+            op.stop()
+        self.kubelet.stop_namespace(self.ns)
+        failed = any(e for _, e in (self._outcome.result.errors + self._outcome.result.failures)
+                     if _ is self)
+        if failed:
+            for op in self.operators:
+                print(f"--- {op.name} log (tail) ---\n{op.log()[-6000:]}", file=sys.stderr)
+
+    def start_operator(self, *extra, journal=None, kubeconfig=None, dashboard=None):
+        op = Process(f"operator-{self.ns}-{len(self.operators)}", [
+            self.operator, f"--kubeconfig={kubeconfig or self.cp.kubeconfig}",
+            f"--journal-dir={journal or self.journal}",
+            f"--ray-dashboard-address={dashboard or self.ray.address}", "--requeue-ms=500",
+            "--log-level=debug", "--metrics-bind-address=0", *extra], self.logs).start()
+        self.operators.append(op)
+        return op
+
+    def status(self, name):
+        job = self.kube.get("RayJob", self.ns, name)
+        return (job or {}).get("status", {})
+
+    def wait_status(self, name, deployment, timeout=180):
+        def reached():
+            s = self.status(name)
+            if s.get("jobDeploymentStatus") == deployment:
+                return s
+            return None
+        return wait_until(f"RayJob {self.ns}/{name} {deployment} (now {self.status(name)})",
+                          reached, timeout, 0.3)
+
+    def verify_journal(self, journal=None):
+        out = run([self.replay, "verify", "--journal", journal or self.journal])
+        self.assertIn("ok", out.stdout.lower())

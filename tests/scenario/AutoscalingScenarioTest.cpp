@@ -6,8 +6,10 @@
 // while a scale-up and a scale-down are in flight.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
+#include "events/EventCodec.h"
 #include "support/SimHarness.h"
 
 namespace rayjournal::testing {
@@ -95,6 +97,25 @@ TEST(AutoscalingScenario, TheAutoscalerGrowsTheGroupForTheJobAndShrinksItWhenIdl
   EXPECT_EQ(log.created.size(), 3u) << "no worker created twice or replaced";
   EXPECT_TRUE(h.anyEvent("CreatedServiceAccount"));
   EXPECT_TRUE(h.anyEvent("CreatedRoleBinding"));
+  // The journal says who changed the spec before the intents that followed.
+  std::vector<std::string> changes;
+  std::set<std::string> deleteIntents;
+  h.journal->scanObject({"RayCluster", "default", cluster, ""}, 0, [&](const wal::Record& r) {
+    auto fact = r.type == wal::RecordType::Observation ? events::decodeObservation(r) : std::nullopt;
+    if (const auto* changed = fact ? std::get_if<events::SpecChanged>(&*fact) : nullptr) {
+      EXPECT_EQ(changed->changedBy, "ray-autoscaler (simulated)");
+      changes.push_back(changed->workers);
+    }
+    if (r.type == wal::RecordType::Intent && events::decodeIntent(r).action == events::Action::DeletePod)
+      deleteIntents.insert(events::decodeIntent(r).target);
+    return true;
+  });
+  ASSERT_GE(changes.size(), 2u) << "the scale-up and the scale-down";
+  EXPECT_EQ(changes.front(), "small: replicas 3");
+  EXPECT_TRUE(std::any_of(changes.begin(), changes.end(), [&](const std::string& c) {
+    return c.rfind("small: replicas 0, workersToDelete " + cluster + "-small-worker-", 0) == 0;
+  })) << "the scale-down, with the Pods it named";
+  EXPECT_EQ(deleteIntents, log.named);
 }
 
 TEST(AutoscalingScenario, RestartsDuringScaleUpAndScaleDownNeitherDuplicateNorDeleteUnnamedPods) {

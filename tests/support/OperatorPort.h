@@ -51,6 +51,10 @@ class OperatorKube : public kube::KubeClient {
                                         const std::string& ownerUid) override {
     return world_.listOwned(kind, ns, ownerUid);
   }
+  std::string specManager(const std::string& kind, const std::string& ns,
+                          const std::string& name) override {
+    return world_.specManager(kind, ns, name);
+  }
   kube::Snapshot create(const std::string& kind, json object) override {
     if (kind != "Event") report("create", kind, object);
     return world_.create(kind, std::move(object));

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -168,6 +169,11 @@ std::string describe(const wal::Record& r) {
       if (what == "Drift")
         return "observe  drift: journal expected " + b.value("journal_expected", "") +
                ", Kubernetes has " + b.value("kubernetes_has", "");
+      if (what == "SpecChanged") {
+        std::string by = b.value("changed_by", "");
+        return "observe  spec changed (generation " + std::to_string(b.value("generation", 0)) +
+               ") by " + (by.empty() ? "an unknown writer" : by) + ": " + b.value("workers", "");
+      }
       return "observe  " + what + " " + b.value("status", "");
     }
     default:
@@ -375,46 +381,96 @@ bool hasRecords(wal::Journal& journal, const wal::ObjectRef& object) {
 }
 }  // namespace
 
+namespace {
+
+bool isObservation(const wal::Record& r, const char* what) {
+  return r.type == wal::RecordType::Observation &&
+         events::bodyToJson(r).value("observation", "") == what;
+}
+
+bool isPodIntent(const wal::Record& r) {
+  if (r.type != wal::RecordType::Intent) return false;
+  std::string action = events::bodyToJson(r).value("action", "");
+  return action == "CreatePod" || action == "DeletePod";
+}
+
+// The spec changes of a RayJob's RayClusters (the Ray autoscaler's patches, a user's edits) and
+// the Pod intents that followed each until the cluster's next status write: what a RayJob's
+// timeline shows of its clusters beside its own records.
+std::vector<wal::Record> specChangesOf(wal::Journal& journal, const std::string& ns,
+                                       const std::vector<std::string>& clusters) {
+  std::vector<wal::Record> found;
+  for (const auto& c : clusters) {
+    if (c.empty()) continue;
+    bool following = false;
+    journal.scanObject({"RayCluster", ns, c, ""}, 0, [&](const wal::Record& r) {
+      if (isObservation(r, "SpecChanged")) following = true;
+      if (following && (isPodIntent(r) || r.type == wal::RecordType::Observation))
+        found.push_back(r);
+      else if (r.type == wal::RecordType::Intent)
+        following = false;
+      return true;
+    });
+  }
+  return found;
+}
+
+// The target's records and, for a RayJob, its clusters' spec changes, in journal order.
+std::vector<wal::Record> timelineRecords(wal::Journal& journal, const Target& target,
+                                         std::vector<std::string>& clusters) {
+  std::vector<wal::Record> records;
+  journal.scanObject({target.kind, target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
+    if (isObservation(r, "AttemptStarted"))
+      clusters.push_back(events::bodyToJson(r).value("rayClusterName", ""));
+    records.push_back(r);
+    return true;
+  });
+  if (target.kind != "RayJob" || records.empty()) return records;
+  std::vector<wal::Record> changes = specChangesOf(journal, target.ns, clusters);
+  records.insert(records.end(), changes.begin(), changes.end());
+  std::stable_sort(records.begin(), records.end(),
+                   [](const wal::Record& a, const wal::Record& b) { return a.seq < b.seq; });
+  return records;
+}
+
+}  // namespace
+
 int timeline(const std::string& dir, const Target& target, bool asJson, std::ostream& out) {
   return guarded(out, [&] {
     auto journal = openReadOnly(dir);
-    int64_t start = 0;
-    uint64_t epoch = 0, attempt = 0;
-    bool any = false;
     std::vector<std::string> clusters;  // a RayJob's clusters, for the pointer at the end
-    journal->scanObject({target.kind, target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
-      any = true;
+    std::vector<wal::Record> records = timelineRecords(*journal, target, clusters);
+    if (records.empty()) {
+      out << "no records for " << target.kind << " " << target.ns << "/" << target.name << "\n";
+      return 1;
+    }
+    const int64_t start = records.front().timeMs;
+    uint64_t epoch = 0, attempt = 0;
+    if (!asJson)
+      out << target.kind << " " << target.ns << "/" << target.name << " (uid "
+          << records.front().object.uid << "), first record " << toRfc3339(start) << "\n";
+    for (const auto& r : records) {
+      // A record of one of the RayJob's clusters says whose it is.
+      const bool other = r.object.kind != target.kind;
+      const std::string text = (other ? "RayCluster " + r.object.name + ": " : "") + describe(r);
       if (asJson) {
         json j = events::recordToJson(r);
-        j["text"] = describe(r);
+        j["text"] = text;
         out << j.dump() << "\n";
-        return true;
+        continue;
       }
-      if (!start) {
-        start = r.timeMs;
-        out << target.kind << " " << target.ns << "/" << target.name << " (uid " << r.object.uid
-            << "), first record " << toRfc3339(r.timeMs) << "\n";
-      }
-      if (r.type == wal::RecordType::Observation &&
-          events::bodyToJson(r).value("observation", "") == "AttemptStarted")
-        clusters.push_back(events::bodyToJson(r).value("rayClusterName", ""));
       if (r.epoch != epoch) {
         out << (epoch ? "── controller restarted: epoch " : "── epoch ") << r.epoch << " ──\n";
         epoch = r.epoch;
       }
-      if (r.attempt != attempt) {
+      if (r.attempt != attempt && !other) {
         out << "  attempt " << r.attempt;
         if (target.kind == "RayCluster" && events::bodyToJson(r).contains("rayjob"))
           out << " of RayJob " << events::bodyToJson(r).value("rayjob", "");
         out << "\n";
         attempt = r.attempt;
       }
-      out << "    " << seconds(r.timeMs - start) << "  #" << r.seq << "  " << describe(r) << "\n";
-      return true;
-    });
-    if (!any) {
-      out << "no records for " << target.kind << " " << target.ns << "/" << target.name << "\n";
-      return 1;
+      out << "    " << seconds(r.timeMs - start) << "  #" << r.seq << "  " << text << "\n";
     }
     for (const auto& c : clusters) {
       // A RayCluster named by an attempt but never created (its create was in doubt at a

@@ -55,6 +55,10 @@ class InformerCache : public KubeClient {
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               Propagation propagation = Propagation::Background) override;
   void watch(const std::string& kind, WatchCallback callback) override;
+  std::string specManager(const std::string& kind, const std::string& ns,
+                          const std::string& name) override {
+    return inner_.specManager(kind, ns, name);
+  }
   // From the cache's owner index when kind is cached and synced: no scan of the kind.
   std::vector<Snapshot> listOwned(const std::string& kind, const std::string& ns,
                                   const std::string& ownerUid) override;

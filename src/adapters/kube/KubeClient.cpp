@@ -19,6 +19,27 @@ bool ownedByUid(const json& object, const std::string& uid) {
 
 }  // namespace
 
+std::string KubeClient::specManager(const std::string&, const std::string&, const std::string&) {
+  return "";
+}
+
+std::string newestSpecManager(const json& managedFields) {
+  if (!managedFields.is_array()) return "";
+  std::string manager, newest;
+  for (const auto& entry : managedFields) {
+    if (!entry.is_object() || !entry.value("subresource", std::string()).empty()) continue;
+    auto fields = entry.find("fieldsV1");
+    if (fields == entry.end() || !fields->is_object() || !fields->contains("f:spec")) continue;
+    auto time = entry.find("time");
+    std::string at = time != entry.end() && time->is_string() ? time->get<std::string>() : "";
+    auto name = entry.find("manager");
+    if (at < newest || name == entry.end() || !name->is_string()) continue;
+    newest = at;  // RFC 3339 in UTC, one format: the strings order as the times
+    manager = name->get<std::string>();
+  }
+  return manager;
+}
+
 std::vector<Snapshot> KubeClient::listOwned(const std::string& kind, const std::string& ns,
                                             const std::string& ownerUid) {
   std::vector<Snapshot> out;

@@ -95,6 +95,16 @@ class KubeClient {
   }
   // Every watch() so far has delivered its first complete list (Added for every object).
   virtual bool watchesSynced() const { return true; }
+  // Who last wrote the object's spec (newestSpecManager of its managedFields); "" when unknown
+  // or absent. A live read, asked only when the spec changed under the operator (the Ray
+  // autoscaler's patch), for the journal's account of who changed it. Default: unknown.
+  virtual std::string specManager(const std::string& kind, const std::string& ns,
+                                  const std::string& name);
 };
+
+// The manager of the newest managedFields entry that owns a spec field, status subresource
+// writes aside (ties: the later entry); "" when none does. managedFields as the API server
+// serves them: [{manager, operation, time, subresource, fieldsV1: {"f:spec": ...}}].
+std::string newestSpecManager(const json& managedFields);
 
 }  // namespace rayjournal::kube

@@ -191,6 +191,17 @@ std::optional<json> KubeRestClient::get(const std::string& kind, const std::stri
   }
 }
 
+std::string KubeRestClient::specManager(const std::string& kind, const std::string& ns,
+                                       const std::string& name) {
+  // call(), not callJson(): the answer keeps its managedFields.
+  http::HttpResponse res = call("GET", resourcePath(kind, ns, name));
+  if (res.status < 200 || res.status >= 300) return "";
+  json doc = json::parse(res.body, nullptr, false);
+  auto meta = doc.is_object() ? doc.find("metadata") : doc.end();
+  if (meta == doc.end() || !meta->is_object() || !meta->contains("managedFields")) return "";
+  return newestSpecManager((*meta)["managedFields"]);
+}
+
 std::vector<json> KubeRestClient::list(const std::string& kind, const std::string& ns,
                                        const std::map<std::string, std::string>& labels) {
   std::string path = resourcePath(kind, ns);

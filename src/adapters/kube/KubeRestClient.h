@@ -53,6 +53,8 @@ class KubeRestClient : public KubeClient {
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               Propagation propagation = Propagation::Background) override;
   void watch(const std::string& kind, WatchCallback callback) override;
+  std::string specManager(const std::string& kind, const std::string& ns,
+                          const std::string& name) override;
 
   // JSON merge patch (RFC 7386) of the object or its subresource.
   json mergePatch(const std::string& kind, const std::string& ns, const std::string& name,

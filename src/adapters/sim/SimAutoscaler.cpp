@@ -14,6 +14,9 @@ using model::memberAt;
 using model::objectAt;
 using model::stringAt;
 
+// The field manager of its writes, as the API server names the real one's (its user agent).
+constexpr const char* kManager = "ray-autoscaler (simulated)";
+
 bool running(const json& pod) {
   if (stringAt(objectAt(pod, "status"), "phase") != "Running") return false;
   if (!memberAt(objectAt(pod, "metadata"), "deletionTimestamp").is_null()) return false;
@@ -156,7 +159,7 @@ int SimAutoscaler::step(const std::string& ns, const std::string& name) {
   if (wanted > 0) changed = scaleUp(cluster, wanted, headCpus) || changed;
   else changed = scaleDown(cluster, capacity) || changed;
   if (!changed) return 0;
-  kube_.update("RayCluster", std::move(cluster));  // resourceVersion precondition: 409 retries
+  kube_.updateAs(kManager, "RayCluster", std::move(cluster));  // resourceVersion precondition: 409 retries
   return 1;
 }
 

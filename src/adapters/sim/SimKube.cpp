@@ -301,6 +301,7 @@ void SimKube::erase(const std::string& key, std::vector<Event>& events) {
   ++resourceVersion_;
   persist("del", key, nullptr);
   kindOfKey_.erase(key);
+  specManagers_.erase(key);
   std::string uid = (*object)["metadata"].value("uid", "");
   events.push_back({kind, kube::WatchEventType::Deleted, std::move(object), nullptr});
   cascade(uid, events);
@@ -438,6 +439,17 @@ const json& SimKube::checkedExisting(const std::string& kind, const json& object
 }
 
 kube::Snapshot SimKube::update(const std::string& kind, json input) {
+  return updateAs(kOperatorManager, kind, std::move(input));
+}
+
+std::string SimKube::specManager(const std::string& kind, const std::string& ns,
+                                 const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = specManagers_.find(keyOf(kind, ns, name));
+  return it == specManagers_.end() ? "" : it->second;
+}
+
+kube::Snapshot SimKube::updateAs(const std::string& manager, const std::string& kind, json input) {
   return write("update", kind, [&](std::vector<Event>& events) {
     const json& current = checkedExisting(kind, input);
     json object = std::move(input);
@@ -450,9 +462,12 @@ kube::Snapshot SimKube::update(const std::string& kind, json input) {
     else
       object.erase("status");
     int64_t generation = current["metadata"].value("generation", int64_t(1));
-    if (model::memberAt(object, "spec") != model::memberAt(current, "spec")) ++generation;
-    object["metadata"]["generation"] = generation;
     std::string key = keyOf(kind, nsOf(object), nameOf(object));
+    if (model::memberAt(object, "spec") != model::memberAt(current, "spec")) {
+      ++generation;
+      specManagers_[key] = manager;
+    }
+    object["metadata"]["generation"] = generation;
     put(kind, std::move(object), kube::WatchEventType::Modified, events);
     kube::Snapshot result = objects_[key];
     finishIfUnblocked(key, events);

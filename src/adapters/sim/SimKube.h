@@ -45,6 +45,13 @@ class SimKube : public kube::KubeClient {
                          const std::map<std::string, std::string>& labels = {}) override;
   kube::Snapshot create(const std::string& kind, json object) override;
   kube::Snapshot update(const std::string& kind, json object) override;
+  // update() by a named field manager (the simulated Ray autoscaler); update() is the operator's.
+  kube::Snapshot updateAs(const std::string& manager, const std::string& kind, json object);
+  // The manager of the last update that changed the spec (not kept across a restart of the
+  // embedded cluster: "" then, as for an object only ever created).
+  std::string specManager(const std::string& kind, const std::string& ns,
+                          const std::string& name) override;
+  static constexpr const char* kOperatorManager = "rayjournal";
   kube::Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               kube::Propagation propagation = kube::Propagation::Background) override;
@@ -103,6 +110,7 @@ class SimKube : public kube::KubeClient {
   mutable std::mutex mu_;
   std::map<std::string, kube::Snapshot> objects_;  // key: kind/ns/name; replaced, never modified
   std::map<std::string, std::string> kindOfKey_;
+  std::map<std::string, std::string> specManagers_;  // key -> who last changed the spec
   std::map<std::string, std::set<std::string>> dependents_;  // owner uid -> keys of owned objects
   uint64_t resourceVersion_ = 0;
   std::vector<FaultRule> faults_;

@@ -113,7 +113,49 @@ bool planAutoscalerRbac(const ClusterObserved& o, ClusterPlan& plan) {
   return true;
 }
 
+// KubeRay's warning for autoscaler v1 (asked for by name) with worker groups whose Pods restart
+// in place: the autoscaler may then count a restarting Pod as a node it asked for.
+void warnV1RestartPolicy(const RayClusterView& cluster, ClusterPlan& plan) {
+  if (!cluster.autoscaling || cluster.autoscalerVersion != "v1") return;
+  std::string groups;
+  for (const auto& g : cluster.groups)
+    if (!g.restartPolicy.empty() && g.restartPolicy != "Never")
+      groups += (groups.empty() ? "" : ", ") + g.name;
+  if (groups.empty()) return;
+  plan.warnings.push_back(
+      {"InvalidRayClusterSpec",
+       "RayCluster spec warning " + cluster.ns + "/" + cluster.name +
+           ": restartPolicy for worker groups [" + groups +
+           "] should be Never or unset when using autoscaler V1",
+       "Validate"});
+}
+
+// The Pods the plan deletes because a group's workersToDelete names them, " a b" ("" for none).
+std::string namedDeletes(const RayClusterView& cluster, const std::vector<std::string>& deletes) {
+  std::string named;
+  for (const auto& pod : deletes)
+    for (const auto& g : cluster.groups)
+      if (g.workersToDelete.count(pod)) named += " " + pod;
+  return named;
+}
+
 }  // namespace
+
+bool specChangedSinceStatus(const RayClusterView& cluster) {
+  return cluster.observedGeneration > 0 && cluster.generation > cluster.observedGeneration;
+}
+
+events::SpecChanged specChangedOf(const RayClusterView& cluster, std::string changedBy) {
+  std::string workers;
+  for (const auto& g : cluster.groups) {
+    workers += (workers.empty() ? "" : "; ") + g.name + ": replicas " +
+               (g.replicas.empty() ? "unset" : g.replicas);
+    if (g.workersToDelete.empty()) continue;
+    workers += ", workersToDelete";
+    for (const auto& pod : g.workersToDelete) workers += " " + pod;
+  }
+  return {cluster.generation, std::move(changedBy), std::move(workers)};
+}
 
 ClusterPlan decideRayCluster(const ClusterObserved& o) {
   ClusterPlan plan;
@@ -122,6 +164,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
     plan.why = "being deleted; the garbage collector removes its Pods";
     return plan;
   }
+  warnV1RestartPolicy(cluster, plan);
   PodsByName pods;
   for (const auto& p : o.pods) pods[p.name] = &p;
   // Token auth: the Secret first, since every Pod reads its token from it.
@@ -172,6 +215,8 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   else
     plan.why = "waiting for Pods: head " + std::string(tally.headReady ? "ready" : "not ready") +
                ", workers " + workers;
+  const std::string named = namedDeletes(cluster, plan.deletePods);
+  if (!named.empty()) plan.why = "the autoscaler named" + named + " in workersToDelete; " + plan.why;
   return plan;
 }
 

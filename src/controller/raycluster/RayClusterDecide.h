@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "controller/raycluster/RayClusterViews.h"
+#include "events/Events.h"
 
 namespace rayjournal::controller {
 
@@ -28,6 +29,7 @@ inline constexpr size_t kMaxPodCreatesPerReconcile = 256;
 struct ClusterWarning {
   std::string reason;
   std::string message;
+  std::string action = "Reconcile";  // KubeRay's K8sEventAction
 };
 
 // Under autoscaling the reconciler asks again after this long while the head's named
@@ -45,5 +47,11 @@ struct ClusterPlan {
 };
 
 ClusterPlan decideRayCluster(const ClusterObserved& observed);
+
+// The spec changed since the operator last wrote the status (generation past observedGeneration,
+// once a status was written at all): a fact the reconciler journals, with who changed it, before
+// the intents that follow from it.
+bool specChangedSinceStatus(const RayClusterView& cluster);
+events::SpecChanged specChangedOf(const RayClusterView& cluster, std::string changedBy);
 
 }  // namespace rayjournal::controller

@@ -80,7 +80,10 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
       stringAt(objectAt(meta, "annotations"), "ray.io/disable-provisioned-head-restart") == "true";
   v.provisioned = conditionTrue(objectAt(*cluster, "status"), "RayClusterProvisioned");
   v.autoscaling = memberAt(spec, "enableInTreeAutoscaling") == true;
+  v.generation = integerAt(meta, "generation", 0);
+  v.observedGeneration = integerAt(objectAt(*cluster, "status"), "observedGeneration", 0);
   if (v.autoscaling) {
+    v.autoscalerVersion = stringAt(objectAt(spec, "autoscalerOptions"), "version");
     v.autoscalerServiceAccount = autoscalerServiceAccountName(*cluster);
     v.autoscalerRole = autoscalerRoleName(*cluster);
     const json& headPod = objectAt(objectAt(objectAt(spec, "headGroupSpec"), "template"), "spec");
@@ -93,8 +96,12 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
   v.headGroup = part(cluster, objectAt(spec, "headGroupSpec"));
   for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
     const json& name = memberAt(group, "groupName");
+    const json& replicas = memberAt(group, "replicas");
     v.groups.push_back({name.is_string() ? name.get<std::string>() : "workers",
-                        desiredWorkers(group), hostsOf(group), part(cluster, group), {}});
+                        desiredWorkers(group), hostsOf(group), part(cluster, group),
+                        replicas.is_null() ? "" : replicas.dump(),
+                        stringAt(objectAt(objectAt(group, "template"), "spec"), "restartPolicy"),
+                        {}});
     for (const auto& pod : arrayAt(objectAt(group, "scaleStrategy"), "workersToDelete"))
       if (pod.is_string()) v.groups.back().workersToDelete.insert(pod.get<std::string>());
   }

@@ -29,6 +29,8 @@ struct WorkerGroupView {
   int64_t desired = 0;  // desiredWorkers(): clamped, x numOfHosts, 0 when suspended
   int64_t hosts = 1;    // numOfHosts: Pods per replica
   model::Document spec;
+  std::string replicas;       // spec.replicas as written ("" when unset), for the journal
+  std::string restartPolicy;  // of the Pod template ("" when unset)
   // scaleStrategy.workersToDelete: Pods the autoscaler chose to remove (deleted whatever the
   // replica count, as KubeRay does; only this group's own Pods, unlike KubeRay).
   std::set<std::string, std::less<>> workersToDelete;
@@ -52,6 +54,9 @@ struct RayClusterView {
   bool noHeadRestart = false;  // annotation ray.io/disable-provisioned-head-restart=true
   bool provisioned = false;    // RayClusterProvisioned=True in the current status
   bool autoscaling = false;    // spec.enableInTreeAutoscaling: the Ray autoscaler sizes the groups
+  std::string autoscalerVersion;  // autoscalerOptions.version: "v1", "v2" or "" (Ray chooses)
+  int64_t generation = 0;          // metadata.generation: bumped by every spec write
+  int64_t observedGeneration = 0;  // status.observedGeneration: of the last status written
   // Autoscaling: the ServiceAccount the head Pod runs as, and whether the user named it in the
   // head template (then it must exist; otherwise the operator creates it).
   std::string autoscalerServiceAccount;

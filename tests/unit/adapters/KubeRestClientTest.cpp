@@ -329,5 +329,36 @@ TEST(KubeRestClientTest, ManagedFieldsAreDroppedAsObjectsArrive) {
   EXPECT_EQ((*created)["metadata"]["name"], "a");
 }
 
+// What the API server keeps of a RayCluster the operator created, whose status it wrote, and
+// whose replicas the Ray autoscaler then patched (its user agent names it).
+const char* kScaledClusterFields = R"([
+  {"manager":"rayjournal","operation":"Update","time":"2026-12-03T10:00:00Z",
+   "fieldsV1":{"f:metadata":{},"f:spec":{"f:workerGroupSpecs":{}}}},
+  {"manager":"python-requests","operation":"Update","time":"2026-12-03T10:05:00Z",
+   "fieldsV1":{"f:spec":{"f:workerGroupSpecs":{}}}},
+  {"manager":"rayjournal","operation":"Update","subresource":"status","time":"2026-12-03T10:06:00Z",
+   "fieldsV1":{"f:status":{}}},
+  {"manager":"kubectl-label","operation":"Update","time":"2026-12-03T10:07:00Z",
+   "fieldsV1":{"f:metadata":{"f:labels":{}}}}
+])";
+
+TEST(KubeRestClientTest, TheSpecManagerIsTheNewestWriterOfASpecField) {
+  EXPECT_EQ(newestSpecManager(json::parse(kScaledClusterFields)), "python-requests")
+      << "status and metadata-only writes are not spec changes";
+  EXPECT_EQ(newestSpecManager(json::array()), "");
+  EXPECT_EQ(newestSpecManager(json::parse(R"([{"manager":7,"fieldsV1":{"f:spec":{}}}, "x"])")), "")
+      << "malformed entries are skipped";
+  EXPECT_EQ(newestSpecManager(json()), "");
+}
+
+TEST(KubeRestClientTest, TheSpecManagerIsReadLiveWithTheManagedFieldsTheCacheDrops) {
+  const std::string cluster = R"({"kind":"RayCluster","metadata":{"name":"rc","namespace":"n",
+      "managedFields":)" + std::string(kScaledClusterFields) + "}}";
+  ScriptedServer server({{200, cluster}, {404, R"({"reason":"NotFound"})"}});
+  auto client = clientFor(server);
+  EXPECT_EQ(client.specManager("RayCluster", "n", "rc"), "python-requests");
+  EXPECT_EQ(client.specManager("RayCluster", "n", "gone"), "") << "absent: unknown, no error";
+}
+
 }  // namespace
 }  // namespace rayjournal::kube

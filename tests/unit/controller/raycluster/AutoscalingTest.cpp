@@ -218,5 +218,56 @@ TEST(AutoscalingTest, AReplicaCountTheAutoscalerRaisedIsCreatedUpToMax) {
   EXPECT_EQ((*plan.creates.back().second)["metadata"]["name"], "rc-small-worker-4");
 }
 
+TEST(AutoscalingTest, ThePassThatDeletesNamedPodsSaysTheAutoscalerNamedThem) {
+  json cluster = autoscalingCluster();
+  cluster["spec"]["workerGroupSpecs"][0]["scaleStrategy"] = {{"workersToDelete", {"rc-small-worker-0"}}};
+  ClusterPlan plan = decideRayCluster(observe(cluster, headAndWorkers(1)));
+  EXPECT_EQ(plan.why.rfind("the autoscaler named rc-small-worker-0 in workersToDelete; ", 0), 0u)
+      << plan.why;
+}
+
+TEST(AutoscalingTest, VersionOneWarnsOfWorkerGroupsThatRestartInPlace) {
+  json cluster = autoscalingCluster({{"autoscalerOptions", {{"version", "v1"}}}});
+  json second = cluster["spec"]["workerGroupSpecs"][0];
+  second["groupName"] = "big";
+  cluster["spec"]["workerGroupSpecs"].push_back(second);
+  cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]["restartPolicy"] = "Always";
+  cluster["spec"]["workerGroupSpecs"][1]["template"]["spec"]["restartPolicy"] = "OnFailure";
+  ClusterPlan plan = decideRayCluster(observe(cluster));
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].reason, "InvalidRayClusterSpec");
+  EXPECT_EQ(plan.warnings[0].action, "Validate");
+  EXPECT_EQ(plan.warnings[0].message,
+            "RayCluster spec warning ns/rc: restartPolicy for worker groups [small, big] should be "
+            "Never or unset when using autoscaler V1");
+  EXPECT_FALSE(plan.creates.empty()) << "a warning, not a refusal: the cluster is built";
+  cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]["restartPolicy"] = "Never";
+  cluster["spec"]["workerGroupSpecs"][1]["template"]["spec"].erase("restartPolicy");
+  EXPECT_TRUE(decideRayCluster(observe(cluster)).warnings.empty());
+  cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]["restartPolicy"] = "Always";
+  cluster["spec"]["autoscalerOptions"].erase("version");  // Ray's own choice: KubeRay is silent
+  EXPECT_TRUE(decideRayCluster(observe(cluster)).warnings.empty());
+}
+
+TEST(AutoscalingTest, ASpecChangeAfterTheLastStatusIsAFactWithTheScaleItLeft) {
+  json cluster = autoscalingCluster();
+  cluster["metadata"]["generation"] = 3;
+  cluster["status"] = {{"observedGeneration", 2}};
+  cluster["spec"]["workerGroupSpecs"][0]["replicas"] = 1;
+  cluster["spec"]["workerGroupSpecs"][0]["scaleStrategy"] = {
+      {"workersToDelete", {"rc-small-worker-2", "rc-small-worker-0"}}};
+  RayClusterView view = observe(cluster).cluster;
+  ASSERT_TRUE(specChangedSinceStatus(view));
+  events::SpecChanged fact = specChangedOf(view, "python-requests");
+  EXPECT_EQ(fact.generation, 3);
+  EXPECT_EQ(fact.changedBy, "python-requests");
+  EXPECT_EQ(fact.workers, "small: replicas 1, workersToDelete rc-small-worker-0 rc-small-worker-2");
+  cluster["status"]["observedGeneration"] = 3;
+  EXPECT_FALSE(specChangedSinceStatus(observe(cluster).cluster)) << "the status recorded it";
+  cluster["status"].erase("observedGeneration");
+  EXPECT_FALSE(specChangedSinceStatus(observe(cluster).cluster))
+      << "no status yet: the cluster is new, not changed";
+}
+
 }  // namespace
 }  // namespace rayjournal::controller
