@@ -28,7 +28,7 @@ phase "packages ready"
 
 components=
 if [[ "$labels" == *e2e* ]]; then
-  (bash scripts/build-control-plane.sh && bash bench/compare-kuberay/build.sh &&
+  (bash scripts/build-control-plane.sh && bash tests/kuberay-e2e/build.sh &&
     bash scripts/build-image.sh) >"$logs/e2e-components.log" 2>&1 &
   components=$!
 fi

@@ -70,7 +70,7 @@ func main() {
 	var dashboard, featureGates string
 	concurrency := configapi.DefaultReconcileConcurrency
 	qps, burst := configapi.DefaultQPS, configapi.DefaultBurst
-	flag.StringVar(&dashboard, "dashboard-address", "", "host:port of the shared Ray dashboard")
+	flag.StringVar(&dashboard, "dashboard-address", "", "host:port of the shared Ray dashboard (default: each head Service's DNS name, as KubeRay)")
 	flag.IntVar(&concurrency, "reconcile-concurrency", concurrency, "KubeRay's --reconcile-concurrency")
 	flag.Float64Var(&qps, "qps", qps, "KubeRay's --qps")
 	flag.IntVar(&burst, "burst", burst, "KubeRay's --burst")
@@ -78,9 +78,6 @@ func main() {
 	opts := k8szap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	if dashboard == "" {
-		exitOnError(fmt.Errorf("missing"), "--dashboard-address")
-	}
 	logger := k8szap.New(k8szap.UseFlagOptions(&opts))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
@@ -111,7 +108,13 @@ func main() {
 		IsOpenShift: utils.GetClusterType(), BatchSchedulerManager: schedulers,
 	}).SetupWithManager(mgr, concurrency), "RayCluster controller")
 	exitOnError(ray.NewRayServiceReconciler(ctx, mgr, config).SetupWithManager(mgr, concurrency), "RayService controller")
+	// Without --dashboard-address, KubeRay's own provider: the head Service's cluster DNS name
+	// (tests/kuberay-e2e runs it where that name resolves).
+	var provider utils.ClientProvider = config
+	if dashboard != "" {
+		provider = sharedDashboard{config, strings.TrimPrefix(dashboard, "http://")}
+	}
 	exitOnError(ray.NewRayJobReconciler(ctx, mgr, ray.RayJobReconcilerOptions{BatchSchedulerManager: schedulers},
-		sharedDashboard{config, strings.TrimPrefix(dashboard, "http://")}).SetupWithManager(mgr, concurrency), "RayJob controller")
+		provider).SetupWithManager(mgr, concurrency), "RayJob controller")
 	exitOnError(mgr.Start(ctx), "manager")
 }

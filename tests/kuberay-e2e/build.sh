@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds KubeRay's own e2e RayJob suite (ray-operator/test/e2erayjob), unchanged, from the KubeRay
+# Go module into the git-ignored cache: $CACHE/kuberay-e2e/e2erayjob-$KUBERAY_VERSION.test, and
+# KubeRay's operator beside it (bench/compare-kuberay/build.sh) for the side-by-side runs.
+# KUBERAY_VERSION: v1.7.0 is tried once; the Go module proxy has refused its zip (403), and then
+# the newest version it serves whole, v1.6.2, is built. Only the Go module proxy is used.
+set -euo pipefail
+cd "$(dirname "$0")"
+CACHE=${CONTROL_PLANE_CACHE:-$(cd ../.. && pwd)/.cache/control-plane}
+OUT="$CACHE/kuberay-e2e"
+log() { echo "kuberay-e2e build: $*" >&2; }
+command -v go >/dev/null || { log "needs Go >= 1.25 on PATH"; exit 1; }
+mkdir -p "$OUT"
+version=${KUBERAY_VERSION:-}
+if [ -z "$version" ]; then
+  if [ -f "$OUT/version" ]; then
+    version=$(cat "$OUT/version")
+  elif go mod download -json "github.com/ray-project/kuberay/ray-operator@v1.7.0" \
+      >/dev/null 2>&1; then
+    version=v1.7.0
+  else
+    log "the module proxy does not serve ray-operator v1.7.0 whole; building v1.6.2"
+    version=v1.6.2
+  fi
+  echo "$version" >"$OUT/version"
+fi
+binary="$OUT/e2erayjob-$version.test"
+if [ ! -x "$binary" ]; then
+  mod="$OUT/mod-$version"
+  mkdir -p "$mod"
+  cd "$mod"
+  [ -f go.mod ] || printf 'module local/kuberaye2e\n\ngo 1.25.0\n' >go.mod
+  log "fetching github.com/ray-project/kuberay/ray-operator@$version and its test dependencies"
+  go get -t "github.com/ray-project/kuberay/ray-operator/test/e2erayjob@$version"
+  go test -c -o "$binary.tmp" github.com/ray-project/kuberay/ray-operator/test/e2erayjob
+  mv "$binary.tmp" "$binary"
+  cd - >/dev/null
+fi
+log "$binary"
+KUBERAY_VERSION=$version bash ../../bench/compare-kuberay/build.sh

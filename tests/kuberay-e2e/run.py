@@ -1,0 +1,170 @@
+"""KubeRay's own e2e RayJob suite (ray-operator/test/e2erayjob, compiled unchanged by build.sh)
+against an operator on the e2e control plane and the kubelet stand-in (standin.py).
+
+  run.py --operator rayjournal|kuberay [--run REGEX] [--parallel N] [--json FILE] [--markdown FILE]
+
+Starts the control plane with KubeRay's CRDs, the stand-in (a Node, a network namespace per
+Pod, Service DNS), one operator for the whole suite (its resolv.conf pointed at the stand-in's DNS
+in a mount namespace of its own, as in-cluster DNS would be), then the test binary as KubeRay's
+CI runs it (KUBECONFIG, KUBERAY_TEST_OUTPUT_DIR), and writes one row per case: pass, fail or
+skip, seconds, the first failure line. Exit 0 when no case failed. Needs root (namespaces)."""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from harness import ControlPlane, Process, wait_until  # noqa: E402
+from standin import GATEWAY, Kubelet  # noqa: E402
+
+CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache", "control-plane"))
+KUBERAY_VERSION = os.environ.get("KUBERAY_VERSION", "v1.6.2")
+RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)")
+FAILURE = re.compile(r"^\s+\S+_test\.go:\d+:")
+
+
+def operator_command(args, cp, work):
+    if args.operator == "kuberay":
+        return [os.path.join(CACHE, "bin", f"kuberay-operator-{KUBERAY_VERSION}"),
+                f"--kubeconfig={cp.kubeconfig}"]
+    binary = args.rayjournal_operator or os.path.join(ROOT, "build", "bin", "rayjournal-operator")
+    return [binary, f"--kubeconfig={cp.kubeconfig}", f"--journal-dir={work}/journal",
+            "--metrics-bind-address=0", "--log-level=info"]
+
+
+def with_cluster_dns(cmd, work):
+    """The command in a mount namespace whose /etc/resolv.conf names the stand-in's DNS."""
+    resolv = os.path.join(work, "operator-resolv.conf")
+    with open(resolv, "w") as f:
+        f.write(f"nameserver {GATEWAY}\nsearch svc.cluster.local cluster.local\noptions ndots:5\n")
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv, *cmd]
+
+
+def parse(output):
+    """Rows {case, result, seconds, failure} in the order the cases ended; failure: the first
+    failed assertion logged under a failing case (its file:line and its first lines)."""
+    rows, first_failure, current, taking = [], {}, None, None
+    for line in output.splitlines():
+        run = re.match(r"^=== (RUN|CONT|NAME)\s+(\S+)", line)
+        if run:
+            if taking:
+                first_failure.setdefault(current, " ".join(taking)[:300])
+            current, taking = run.group(2), None
+            continue
+        if taking is not None:
+            if line.startswith("        ") and len(taking) < 5:
+                taking.append(line.strip())
+                continue
+            first_failure.setdefault(current, " ".join(taking)[:300])
+            taking = None
+        if current and FAILURE.match(line) and not re.search(r"\[\d{4}-\d\d-\d\dT", line):
+            taking = [line.strip()]
+            continue
+        m = RESULT.match(line)
+        if m:
+            result, case, seconds = m.groups()
+            failure = first_failure.get(case) or next(
+                (v for k, v in first_failure.items() if case.startswith(k + "/") or
+                 k.startswith(case + "/")), "")
+            rows.append({"case": case, "result": result.lower(), "seconds": float(seconds),
+                         "failure": failure if result == "FAIL" else ""})
+    return rows
+
+
+def markdown(rows, meta):
+    out = [f"{meta['operator']} · {meta['date']} · commit {meta['commit']} · "
+           f"{meta['passed']} passed, {meta['failed']} failed, {meta['skipped']} skipped "
+           f"of {len(rows)} · {meta['seconds']:.0f} s", "", "| case | result | s | first failure |",
+           "|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['case']} | {r['result']} | {r['seconds']:.0f} | "
+                   f"{r['failure'].replace('|', '/')} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--operator", choices=["rayjournal", "kuberay"], default="rayjournal")
+    p.add_argument("--rayjournal-operator", help="the operator binary (default: build/bin)")
+    p.add_argument("--run", default=".", help="go test -run pattern (default: every case)")
+    p.add_argument("--parallel", type=int, default=2, help="go test -parallel")
+    p.add_argument("--timeout", default="90m")
+    p.add_argument("--json", help="write the rows and a summary here")
+    p.add_argument("--markdown", help="write the table here")
+    p.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = p.parse_args()
+    if os.geteuid() != 0:
+        print("run.py: skipped: the stand-in needs root (network and mount namespaces)",
+              file=sys.stderr)
+        sys.exit(77)
+    test_binary = os.path.join(CACHE, "kuberay-e2e", f"e2erayjob-{KUBERAY_VERSION}.test")
+    if not os.path.exists(test_binary):
+        sys.exit(f"run.py: {test_binary} is missing: run tests/kuberay-e2e/build.sh")
+    work = tempfile.mkdtemp(prefix="rjkr-")
+    cp = ControlPlane(CACHE, os.path.join(work, "cp"))
+    kubelet = op = None
+    started = time.monotonic()
+    try:
+        cp.start()
+        cp.kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "deploy", "crds"))
+        wait_until("CRDs served", lambda: cp.kube.list("RayJob") is not None, 60, 0.5)
+        kubelet = Kubelet(cp.kube, os.path.join(CACHE, "ray-venv"), work).start()
+        op = Process("operator", with_cluster_dns(operator_command(args, cp, work), work),
+                     work).start()
+        out_dir = os.path.join(work, "kuberay-test-output")
+        os.makedirs(out_dir)
+        env = dict(os.environ, KUBECONFIG=cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir)
+        print(f"run.py: {args.operator} against KubeRay {KUBERAY_VERSION}'s e2erayjob "
+              f"(-run {args.run}); work dir {work}", file=sys.stderr, flush=True)
+        test = subprocess.run([test_binary, "-test.v", "-test.run", args.run, "-test.timeout",
+                               args.timeout, "-test.parallel", str(args.parallel)],
+                              env=env, cwd=work, capture_output=True, text=True)
+        with open(os.path.join(work, "go-test.log"), "w") as f:
+            f.write(test.stdout + test.stderr)
+    finally:
+        if op:
+            op.stop()
+        if kubelet:
+            kubelet.stop()
+        cp.stop()
+    rows = [r for r in parse(test.stdout)]
+    leaves = [r for r in rows if not any(o["case"].startswith(r["case"] + "/") for o in rows)]
+    meta = {"operator": args.operator, "kuberay": KUBERAY_VERSION,
+            "date": time.strftime("%Y-%m-%d"),
+            "commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                     capture_output=True, text=True).stdout.strip(),
+            "seconds": time.monotonic() - started,
+            "passed": sum(r["result"] == "pass" for r in leaves),
+            "failed": sum(r["result"] == "fail" for r in leaves),
+            "skipped": sum(r["result"] == "skip" for r in leaves),
+            "standin_errors": kubelet.errors[:20] if kubelet else []}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": meta, "cases": leaves}, f, indent=1)
+    table = markdown(leaves, meta)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table)
+    print(table)
+    if meta["failed"] or test.returncode != 0:
+        print(f"run.py: go test exited {test.returncode}; log: {work}/go-test.log, operator log: "
+              f"{work}/operator.log, Pod logs: {work}/pod-logs", file=sys.stderr)
+        keep = True
+    else:
+        keep = args.keep
+    if not keep:
+        subprocess.run(["rm", "-rf", work])
+    sys.exit(0 if test.returncode == 0 and not meta["failed"] and leaves else 1)
+
+
+if __name__ == "__main__":
+    main()
