@@ -95,6 +95,19 @@ TEST(LifecycleScenario, HttpModeSubmitsOnceAndCompletes) {
   EXPECT_EQ(h.ray.submissions(), 1u);
 }
 
+// A lost Ray record fails the attempt under one of KubeRay's reasons (SubmissionFailed when the
+// submitter failed on the broken stream first, else AppFailed), the cause leading the message.
+::testing::AssertionResult lostRecordReported(SimHarness& h, const std::string& name) {
+  json st = h.rayjob(name)["status"];
+  std::string reason = st.value("reason", "");
+  if (reason != "AppFailed" && reason != "SubmissionFailed")
+    return ::testing::AssertionFailure() << "reason " << reason;
+  if (st.value("message", "").rfind("RayJobRecordLost: ", 0) != 0)
+    return ::testing::AssertionFailure() << "message " << st.value("message", "");
+  if (!h.anyEvent("RayJobRecordLost")) return ::testing::AssertionFailure() << "no Event";
+  return ::testing::AssertionSuccess();
+}
+
 // W8: after a journaled HTTP submission, a 404 means the record was lost, never a resubmit.
 TEST(LifecycleScenario, W8_RayRecordLostAfterSubmissionIsNotResubmitted) {
   SimHarness h;
@@ -104,7 +117,9 @@ TEST(LifecycleScenario, W8_RayRecordLostAfterSubmissionIsNotResubmitted) {
   }));
   h.ray.loseAllRecords("default", h.rayjob("lost")["status"]["rayClusterName"]);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("lost") == "Failed"; }, 20000));
-  EXPECT_EQ(h.rayjob("lost")["status"]["reason"], "RayJobRecordLost");
+  EXPECT_EQ(h.rayjob("lost")["status"]["reason"], "AppFailed");
+  EXPECT_EQ(h.rayjob("lost")["status"].value("message", "").rfind("RayJobRecordLost: ", 0), 0u);
+  EXPECT_TRUE(h.anyEvent("RayJobRecordLost"));
   EXPECT_EQ(h.ray.submissions(), 1u);
 }
 
@@ -123,7 +138,7 @@ TEST(LifecycleScenario, W8_K8sJobModeLostRecordIsNotResubmittedBySubmitterRetrie
   h.restart();
   h.ray.loseAllRecords("default", h.rayjob("lostk8s")["status"]["rayClusterName"]);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("lostk8s") == "Failed"; }, 60000));
-  EXPECT_EQ(h.rayjob("lostk8s")["status"]["reason"], "RayJobRecordLost");
+  EXPECT_TRUE(lostRecordReported(h, "lostk8s"));
   for (int i = 0; i < 300; ++i) h.step();  // 30 s: well past the submitter's pod backoff
   EXPECT_EQ(h.ray.submissions(), 1u) << "the submitter's next Pod resubmitted the lost job";
   EXPECT_FALSE(h.kube.get("Job", "default", "lostk8s").has_value());
@@ -158,7 +173,7 @@ TEST(LifecycleScenario, W8_SidecarModeLostRecordSaysSo) {
   }));
   h.ray.loseAllRecords("default", h.rayjob("lostside")["status"]["rayClusterName"]);
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("lostside") == "Failed"; }, 60000));
-  EXPECT_EQ(h.rayjob("lostside")["status"]["reason"], "RayJobRecordLost");
+  EXPECT_TRUE(lostRecordReported(h, "lostside"));
   EXPECT_EQ(h.ray.submissions(), 1u);
 }
 

@@ -408,16 +408,29 @@ bool onRayAnswer(Ctx& c, const ray::JobInfo& info, const SubmitterState& sub) {
   return false;
 }
 
+// Failures only rayjournal detects (W7, W8) carry KubeRay's reason values, so that alert rules and
+// tests written for KubeRay's set still see them: SubmissionFailed when the attempt's submitter
+// failed too (what KubeRay reports then), else AppFailed (KubeRay's reason when Ray does not know
+// a submitted job). Our own cause names the Warning Event and leads the message.
+void failDetectedByJournal(Ctx& c, const SubmitterState& sub, const std::string& cause,
+                           const std::string& detail) {
+  std::string message = cause + ": " + detail;
+  if (sub.failed) message += "; " + sub.failure;
+  c.fail(sub.failed ? "SubmissionFailed" : "AppFailed", message);
+  c.event("Warning", cause, "RayJob " + c.job.key() + " failed: " + detail);
+}
+
 // W8: the journal says Ray had this submission on this cluster (HTTPMode: it accepted the
 // POST; the other modes: Ray answered for it), and now Ray answers 404: Ray lost the record (a
 // head restart without GCS fault tolerance). The attempt fails instead of submitting again.
 // A K8sJobMode submitter still running would resubmit from its next Pod, so it goes.
 bool onRayRecordLost(Ctx& c, const SubmitterState& sub) {
   bool http = c.job.spec.submissionMode == SubmissionMode::HTTPMode;
-  c.fail("RayJobRecordLost", "Ray job " + c.st.jobId +
-                                 (http ? " was submitted (journaled)"
-                                       : " was seen on the Ray cluster (journaled)") +
-                                 " but the Ray cluster no longer knows it");
+  failDetectedByJournal(c, sub, "RayJobRecordLost",
+                        "Ray job " + c.st.jobId +
+                            (http ? " was submitted (journaled)"
+                                  : " was seen on the Ray cluster (journaled)") +
+                            " but the Ray cluster no longer knows it");
   if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && c.o.submitter &&
       !sub.finished && !c.o.submitter->deleting) {
     c.intent(Action::DeleteSubmitterJob, c.job.name);
@@ -462,8 +475,11 @@ void decideRunning(Ctx& c) {
   }
   if (!c.selectorMode() && (!c.o.cluster || c.o.cluster->deleting)) {
     // W7: never recreate a cluster the attempt already ran on; the attempt failed.
-    c.fail("RayClusterDeleted",
-           "RayCluster " + c.st.rayClusterName + " was deleted while the job was running");
+    SubmitterState sub;
+    submitterState(c, sub);
+    failDetectedByJournal(c, sub, "RayClusterDeleted",
+                          "RayCluster " + c.st.rayClusterName +
+                              " was deleted while the job was running");
     return;
   }
   SubmitterState sub;

@@ -384,6 +384,63 @@ TEST(DecideTest, W5_AFailedSubmitterAndAnUnreachableRayFailTheAttemptAsASubmissi
   EXPECT_EQ(failed.value("jobDeploymentStatus", ""), "Retrying") << "SubmissionFailed is retried";
 }
 
+bool hasEvent(const Plan& plan, const std::string& reason) {
+  for (const auto& e : plan.events)
+    if (e.reason == reason) return true;
+  return false;
+}
+
+// W8 found by KubeRay's e2e suite ("recreates the head Pod if it is deleted while the job is
+// running"): the head restarts without GCS fault tolerance, the submitter (backoffLimit 0) fails
+// on the broken log stream, and the new head answers 404 for the journaled submission. The
+// status carries KubeRay's reason for a failed submitter, SubmissionFailed, as KubeRay's test and
+// alert rules expect; the lost record leads the message and names the Warning Event. Before, the
+// reason was RayJobRecordLost, which no rule written for KubeRay matches.
+TEST(DecideTest, W8_ALostRecordWithAFailedSubmitterFailsAsSubmissionFailed) {
+  Observed o = runningWithFailedSubmitter("");
+  o.ray.reachable = true;
+  projection::JobFacts facts;
+  facts.submittedIds = {"j"};
+  Plan plan = decide(o, facts, 1000, {});
+  json st = writtenStatus(plan);
+  EXPECT_EQ(st.value("jobDeploymentStatus", ""), "Failed") << st.dump();
+  EXPECT_EQ(st.value("reason", ""), "SubmissionFailed");
+  EXPECT_EQ(st.value("message", ""),
+            "RayJobRecordLost: Ray job j was seen on the Ray cluster (journaled) but the Ray "
+            "cluster no longer knows it; Job submission has failed. Reason: BackoffLimitExceeded. "
+            "Message: Job has reached the specified backoff limit");
+  EXPECT_TRUE(hasEvent(plan, "RayJobRecordLost"));
+}
+
+// W8 with no failed submitter (HTTPMode here): KubeRay's reason for a job Ray does not know,
+// AppFailed, and the lost record in the message.
+TEST(DecideTest, W8_ALostRecordOtherwiseFailsAsAppFailed) {
+  Observed o = observed(runningDoc(""));
+  o.cluster = clusterOf({{"metadata", {{"name", "c"}, {"ownerReferences", json::array({ownerRef()})}}},
+                         {"status", {{"state", "ready"}}}});
+  o.ray.asked = o.ray.reachable = true;
+  projection::JobFacts facts;
+  facts.submittedIds = {"j"};
+  Plan plan = decide(o, facts, 1000, {});
+  json st = writtenStatus(plan);
+  EXPECT_EQ(st.value("reason", ""), "AppFailed") << st.dump();
+  EXPECT_EQ(st.value("message", "").rfind("RayJobRecordLost: Ray job j was submitted", 0), 0u);
+  EXPECT_TRUE(hasEvent(plan, "RayJobRecordLost"));
+  for (const auto& i : plan.intents) EXPECT_NE(i.action, Action::SubmitRayJob);
+}
+
+// W7: a RayCluster deleted mid-run fails the attempt under KubeRay's AppFailed, the cause in the
+// message and a RayClusterDeleted Warning.
+TEST(DecideTest, W7_ADeletedClusterFailsAsAppFailedAndSaysWhy) {
+  Observed o = observed(runningDoc(""));
+  Plan plan = decide(o, {}, 1000, {});
+  json st = writtenStatus(plan);
+  EXPECT_EQ(st.value("reason", ""), "AppFailed") << st.dump();
+  EXPECT_EQ(st.value("message", ""),
+            "RayClusterDeleted: RayCluster c was deleted while the job was running");
+  EXPECT_TRUE(hasEvent(plan, "RayClusterDeleted"));
+}
+
 // The texts of KubeRay's terminal messages, which alerting rules match.
 TEST(DecideTest, DeadlineGracePeriodAndSubmitterMessagesAreKubeRays) {
   Observed deadline = runningWithFailedSubmitter("");
