@@ -76,7 +76,10 @@ struct DecideConfig {
   int64_t statusCheckTimeoutMs = 300000;
   int64_t transitionGracePeriodMs = 300000;
   int64_t submitterFinishedTimeoutMs = 30000;
+  // W9: a deleted RayJob's Ray job is stopped at least maxStopAttempts times and for at least
+  // stopConfirmTimeoutMs after the deletion, until Ray confirms it; then the finalizer goes.
   int maxStopAttempts = 3;
+  int64_t stopConfirmTimeoutMs = 60000;
   bool deleteRayJobAfterJobFinishes = false;
   std::string clusterDomain = "cluster.local";
   FeatureGates gates;

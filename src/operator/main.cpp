@@ -35,9 +35,34 @@ struct Flags {
   bool verbose = false, noColor = false;
   bool forceEmbedded = false;
   int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000;
+  int64_t stopConfirmSeconds = 60;
   double leaseS = 15, renewS = 10, retryS = 2, retentionHours = 168;
   CLI::Option* metricsOption = nullptr;
 };
+
+void addJournalFlags(CLI::App& app, Flags& f) {
+  EmbeddedOptions& options = f.embedded;
+  app.add_flag("--salvage-journal", options.salvageJournal,
+               "on a damaged journal, rebuild it from every readable record (the original is "
+               "kept beside it, what was lost is logged and journaled) and continue");
+  app.add_option("--journal-retention-hours", f.retentionHours,
+                 "prune journal history older than this (never what the newest checkpoint or an "
+                 "intent in doubt needs); 0 keeps all")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--journal-max-bytes", options.upkeep.maxBytes,
+                 "also prune the oldest history while the journal is larger than this (0: no "
+                 "limit)")
+      ->capture_default_str();
+  app.add_option("--journal-scrub-rate", options.upkeep.scrubRecordsPerSecond,
+                 "records per second the background scrub re-reads to find damaged history "
+                 "early (0: off)")
+      ->capture_default_str();
+  app.add_option("--checkpoint-every", options.stack.checkpointEveryRecords,
+                 "checkpoint every N journal records")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
 
 void addOperatorFlags(CLI::App& app, Flags& f) {
   EmbeddedOptions& options = f.embedded;
@@ -70,31 +95,16 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
                  "intents durable (1: one key at a time)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
-  app.add_flag("--salvage-journal", options.salvageJournal,
-               "on a damaged journal, rebuild it from every readable record (the original is "
-               "kept beside it, what was lost is logged and journaled) and continue");
-  app.add_option("--journal-retention-hours", f.retentionHours,
-                 "prune journal history older than this (never what the newest checkpoint or an "
-                 "intent in doubt needs); 0 keeps all")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--journal-max-bytes", options.upkeep.maxBytes,
-                 "also prune the oldest history while the journal is larger than this (0: no "
-                 "limit)")
-      ->capture_default_str();
-  app.add_option("--journal-scrub-rate", options.upkeep.scrubRecordsPerSecond,
-                 "records per second the background scrub re-reads to find damaged history "
-                 "early (0: off)")
-      ->capture_default_str();
   app.add_option("--timeout", options.timeoutSeconds,
                  "with --exit-when-idle: give up (exit 4) after this many seconds")
       ->check(CLI::PositiveNumber);
   // Zero or negative intervals would be a busy loop: refused, as every count and duration.
-  app.add_option("--requeue-ms", f.requeueMs, "RayJob poll interval (KubeRay: 3000)")
+  app.add_option("--stop-confirm-timeout-seconds", f.stopConfirmSeconds,
+                 "how long a deleted RayJob's Ray job stop is retried until Ray confirms it "
+                 "(at least 3 attempts; KubeRay tries once)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--checkpoint-every", options.stack.checkpointEveryRecords,
-                 "checkpoint every N journal records")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--requeue-ms", f.requeueMs, "RayJob poll interval (KubeRay: 3000)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_flag("!--no-raycluster-controller", options.stack.manageRayClusters,
@@ -292,6 +302,7 @@ int runAgainstKubernetes(Flags& f) {
 bool applyDecisionSettings(Flags& f) {
   rayjournal::controller::DecideConfig& decide = f.embedded.stack.decide;
   decide.requeueMs = f.requeueMs;
+  decide.stopConfirmTimeoutMs = f.stopConfirmSeconds * 1000;
   f.embedded.stack.normalEvents = f.events == "all";
   f.embedded.upkeep.keepMs = int64_t(f.retentionHours * 3600 * 1000);
   for (const std::string& line : rayjournal::operator_::applyKubeRayEnvironment(
@@ -318,6 +329,7 @@ int main(int argc, char** argv) {
       "semantics)"};
   Flags f;
   addOperatorFlags(app, f);
+  addJournalFlags(app, f);
   addClusterFlags(app, f);
   addLeaderAndLogFlags(app, f);
   bindEnvironment(app);

@@ -18,35 +18,11 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from harness import ControlPlane, Process, wait_until  # noqa: E402
-from standin import GATEWAY, Kubelet  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stage import CACHE, KUBERAY_VERSION, OPERATORS, ROOT, Stage  # noqa: E402
 
-CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache", "control-plane"))
-KUBERAY_VERSION = os.environ.get("KUBERAY_VERSION", "v1.6.2")
 RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)")
 FAILURE = re.compile(r"^\s+\S+_test\.go:\d+:")
-
-
-def operator_command(args, cp, work):
-    if args.operator == "kuberay":
-        return [os.path.join(CACHE, "bin", f"kuberay-operator-{KUBERAY_VERSION}"),
-                f"--kubeconfig={cp.kubeconfig}"]
-    binary = args.rayjournal_operator or os.path.join(ROOT, "build", "bin", "rayjournal-operator")
-    return [binary, f"--kubeconfig={cp.kubeconfig}", f"--journal-dir={work}/journal",
-            "--metrics-bind-address=0", "--log-level=info"]
-
-
-def with_cluster_dns(cmd, work):
-    """The command in a mount namespace whose /etc/resolv.conf names the stand-in's DNS."""
-    resolv = os.path.join(work, "operator-resolv.conf")
-    with open(resolv, "w") as f:
-        f.write(f"nameserver {GATEWAY}\nsearch svc.cluster.local cluster.local\noptions ndots:5\n")
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv, *cmd]
 
 
 def parse(output):
@@ -93,7 +69,7 @@ def markdown(rows, meta):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--operator", choices=["rayjournal", "kuberay"], default="rayjournal")
+    p.add_argument("--operator", choices=OPERATORS, default="rayjournal")
     p.add_argument("--rayjournal-operator", help="the operator binary (default: build/bin)")
     p.add_argument("--run", default=".", help="go test -run pattern (default: every case)")
     p.add_argument("--parallel", type=int, default=2, help="go test -parallel")
@@ -110,19 +86,13 @@ def main():
     if not os.path.exists(test_binary):
         sys.exit(f"run.py: {test_binary} is missing: run tests/kuberay-e2e/build.sh")
     work = tempfile.mkdtemp(prefix="rjkr-")
-    cp = ControlPlane(CACHE, os.path.join(work, "cp"))
-    kubelet = op = None
+    stage = Stage(args.operator, work, args.rayjournal_operator)
     started = time.monotonic()
     try:
-        cp.start()
-        cp.kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "deploy", "crds"))
-        wait_until("CRDs served", lambda: cp.kube.list("RayJob") is not None, 60, 0.5)
-        kubelet = Kubelet(cp.kube, os.path.join(CACHE, "ray-venv"), work).start()
-        op = Process("operator", with_cluster_dns(operator_command(args, cp, work), work),
-                     work).start()
+        stage.start()
         out_dir = os.path.join(work, "kuberay-test-output")
         os.makedirs(out_dir)
-        env = dict(os.environ, KUBECONFIG=cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir)
+        env = dict(os.environ, KUBECONFIG=stage.cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir)
         print(f"run.py: {args.operator} against KubeRay {KUBERAY_VERSION}'s e2erayjob "
               f"(-run {args.run}); work dir {work}", file=sys.stderr, flush=True)
         test = subprocess.run([test_binary, "-test.v", "-test.run", args.run, "-test.timeout",
@@ -131,11 +101,8 @@ def main():
         with open(os.path.join(work, "go-test.log"), "w") as f:
             f.write(test.stdout + test.stderr)
     finally:
-        if op:
-            op.stop()
-        if kubelet:
-            kubelet.stop()
-        cp.stop()
+        stage.stop()
+    kubelet = stage.kubelet
     rows = [r for r in parse(test.stdout)]
     leaves = [r for r in rows if not any(o["case"].startswith(r["case"] + "/") for o in rows)]
     meta = {"operator": args.operator, "kuberay": KUBERAY_VERSION,

@@ -192,8 +192,11 @@ class StandinPod:
             self.materialise(volume)
 
     def hostname(self):
+        # As the kubelet's truncatePodHostnameIfNeeded: 63 characters, then no trailing '-' or
+        # '.' (a worker named ...-small-group-worker-0 cut at 63 ends in '-', which sethostname
+        # refuses: its init container then failed and the cluster never became ready).
         spec = self.pod["spec"]
-        return (spec.get("hostname") or self.key[1])[:63]
+        return (spec.get("hostname") or self.key[1])[:63].rstrip("-.")
 
     def materialise(self, volume):
         path = os.path.join(self.root, "volumes", volume["name"])

@@ -146,6 +146,17 @@ bool clusterReadyNow(const ClusterView& cluster) {
   return cluster.state == "ready" && cluster.headPodReady.value_or(true);
 }
 
+// SidecarMode: a head Pod whose submitter container has exited is never Ready again (its
+// restartPolicy is Never), so a job that ended before the cluster was first ready would wait in
+// Initializing until a deadline, if it has one (KubeRay does: its e2e case "Failing RayJob with
+// SidecarMode submission mode" passes only when the workers win that race). The submission is
+// over either way; Running reads its outcome.
+bool sidecarSubmitterEnded(const Ctx& c) {
+  return c.job.spec.submissionMode == SubmissionMode::SidecarMode &&
+         !c.cfg.gates.sidecarSubmitterRestart && c.o.headPods.size() == 1 &&
+         c.o.headPods[0].submitterExited;
+}
+
 void decideInitializing(Ctx& c) {
   if (c.job.spec.suspend) {
     c.st.jobDeploymentStatus = DeploymentStatus::Suspending;
@@ -154,7 +165,7 @@ void decideInitializing(Ctx& c) {
   if (deadlinesPassed(c, true, true)) return;
   if (!ensureCluster(c)) return;
   if (c.st.dashboardURL.empty()) {
-    if (!clusterReadyNow(*c.o.cluster)) {
+    if (!clusterReadyNow(*c.o.cluster) && !sidecarSubmitterEnded(c)) {
       // KubeRay writes every change of a cluster that is not ready yet into the RayJob. A cluster
       // that is ready within its first seconds is shown with the Running write instead (one
       // RayJob write fewer per lifecycle, on the kind that limits throughput); one that takes
@@ -183,7 +194,10 @@ void decideInitializing(Ctx& c) {
              submitterJobFor(withStatus, c.o.cluster->raw, c.cfg.loginShell));
   }
   c.st.jobDeploymentStatus = DeploymentStatus::Running;
-  c.plan.why = "cluster ready at " + c.st.dashboardURL + "; running";
+  c.plan.why = sidecarSubmitterEnded(c) && !clusterReadyNow(*c.o.cluster)
+                   ? "the submitter exited before RayCluster " + c.st.rayClusterName +
+                         " was ready; reading the job's outcome"
+                   : "cluster ready at " + c.st.dashboardURL + "; running";
 }
 
 void decideWaiting(Ctx& c) {
@@ -622,13 +636,25 @@ void decideFinished(Ctx& c) {
   }
 }
 
+// W9: the stop is retried until Ray confirms it, for maxStopAttempts and for the confirmation
+// window after the deletion, so that a dashboard that stalls for a few polls (a busy head, a
+// restarting dashboard) still gets the stop; then the finalizer goes regardless. A cluster that
+// is gone or going (its RayJob's own, or a whole namespace deleted) takes its Ray jobs with it:
+// nothing is left to wait for.
+bool stopWindowOpen(const Ctx& c) {
+  if (c.facts.stopAttempts < c.cfg.maxStopAttempts) return true;
+  if (!c.o.cluster || c.o.cluster->deleting) return false;
+  auto deletedAt = parseRfc3339(c.job.deletionTimestamp);
+  return deletedAt && c.now < *deletedAt + c.cfg.stopConfirmTimeoutMs;
+}
+
 void decideDeletion(Ctx& c) {
   c.plan.requeueAfterMs = c.cfg.requeueMs;
   if (!c.job.hasFinalizer()) return;
   const RayProbe& ray = c.o.ray;
   bool running = ray.reachable && ray.info && !ray::isTerminalRayStatus(ray.info->status);
   bool unknown = ray.asked && !ray.reachable;
-  if ((running || unknown) && c.facts.stopAttempts < c.cfg.maxStopAttempts) {
+  if ((running || unknown) && stopWindowOpen(c)) {
     c.intent(Action::StopRayJob, c.st.jobId, stopRequestFor(c.st.dashboardURL));
     c.plan.why = "RayJob deleted: stopping Ray job " + c.st.jobId + " (attempt " +
                  std::to_string(c.facts.stopAttempts + 1) + ")";
@@ -638,7 +664,9 @@ void decideDeletion(Ctx& c) {
     // W9: never hold the finalizer forever; say that the stop was not confirmed.
     c.event("Warning", "StopJobNotConfirmed",
             "Ray job " + c.st.jobId + " was not confirmed stopped after " +
-                std::to_string(c.facts.stopAttempts) + " attempts; removing the finalizer anyway");
+                std::to_string(c.facts.stopAttempts) + " attempts over " +
+                std::to_string(c.cfg.stopConfirmTimeoutMs / 1000) +
+                " s since the deletion; removing the finalizer anyway");
   }
   c.intent(Action::RemoveFinalizer, c.job.name);
   c.plan.why = "RayJob deleted: removing finalizer";

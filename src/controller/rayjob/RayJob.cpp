@@ -207,6 +207,8 @@ RayJob parseRayJob(std::shared_ptr<const json> document) {
   job.uid = meta.value("uid", "");
   job.generation = meta.value("generation", int64_t(0));
   job.deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
+  if (job.deleting && meta["deletionTimestamp"].is_string())
+    job.deletionTimestamp = meta["deletionTimestamp"].get<std::string>();
   job.finalizers = field<std::vector<std::string>>(meta, "finalizers", {}, "metadata");
   job.labels = stringMap(meta, "labels", "metadata");
   job.annotations = stringMap(meta, "annotations", "metadata");

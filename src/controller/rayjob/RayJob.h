@@ -110,6 +110,7 @@ struct RayJob {
   std::string uid;
   int64_t generation = 0;
   bool deleting = false;
+  std::string deletionTimestamp;  // RFC 3339, when deleting
   std::vector<std::string> finalizers;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;

@@ -441,6 +441,47 @@ TEST(DecideTest, W7_ADeletedClusterFailsAsAppFailedAndSaysWhy) {
   EXPECT_TRUE(hasEvent(plan, "RayClusterDeleted"));
 }
 
+// W9: a deleted RayJob whose Ray job cannot be asked (a stalled dashboard). The stop is retried
+// past the three attempts while the confirmation window since the deletion is open, and only
+// then does the finalizer go with StopJobNotConfirmed. Before, three attempts a poll apart (about
+// 30 s with the Ray timeout) removed the finalizer, and a dashboard that stalled that long left
+// the job running on a shared cluster.
+TEST(DecideTest, W9_TheStopIsRetriedForTheConfirmationWindowNotOnlyThreeTimes) {
+  json doc = runningDoc("");
+  doc["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
+  doc["metadata"]["deletionTimestamp"] = toRfc3339(10000);
+  Observed o = observed(doc);
+  o.ray.asked = true;
+  o.ray.error = "timed out";
+  json cluster{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({ownerRef()})}}},
+               {"status", {{"state", "ready"}}}};
+  o.cluster = clusterOf(cluster);
+  projection::JobFacts facts;
+  facts.stopAttempts = 3;
+  auto actions = [](const Plan& p) {
+    std::vector<Action> out;
+    for (const auto& i : p.intents) out.push_back(i.action);
+    return out;
+  };
+  Plan within = decide(o, facts, 10000 + 59000, {});
+  EXPECT_EQ(actions(within), std::vector<Action>{Action::StopRayJob}) << within.why;
+  Plan after = decide(o, facts, 10000 + 60000, {});
+  EXPECT_EQ(actions(after), std::vector<Action>{Action::RemoveFinalizer}) << after.why;
+  EXPECT_TRUE(hasEvent(after, "StopJobNotConfirmed"));
+  facts.stopAttempts = 1;
+  EXPECT_EQ(actions(decide(o, facts, 10000 + 600000, {})), std::vector<Action>{Action::StopRayJob})
+      << "at least three attempts, however late the first pass";
+  // The namespace is being deleted: the cluster, and the Ray job with it, is going anyway.
+  facts.stopAttempts = 3;
+  cluster["metadata"]["deletionTimestamp"] = toRfc3339(10000);
+  o.cluster = clusterOf(cluster);
+  EXPECT_EQ(actions(decide(o, facts, 10000 + 1000, {})),
+            std::vector<Action>{Action::RemoveFinalizer});
+  o.cluster.reset();
+  EXPECT_EQ(actions(decide(o, facts, 10000 + 1000, {})),
+            std::vector<Action>{Action::RemoveFinalizer});
+}
+
 // The texts of KubeRay's terminal messages, which alerting rules match.
 TEST(DecideTest, DeadlineGracePeriodAndSubmitterMessagesAreKubeRays) {
   Observed deadline = runningWithFailedSubmitter("");
@@ -545,6 +586,43 @@ TEST(DecideTest, AnUnreadyClusterIsMirroredOnlyOnceItTakesLongerThanTenSeconds) 
   json late = writtenStatus(decide(o, {}, 11000, {}));
   ASSERT_FALSE(late.is_null()) << "11 s: the cluster's status is shown";
   EXPECT_EQ(late["rayClusterStatus"].value("desiredWorkerReplicas", 0), 1);
+}
+
+}  // namespace
+}  // namespace rayjournal::controller
+
+namespace rayjournal::controller {
+namespace {
+
+// KubeRay's e2e "Failing RayJob with SidecarMode submission mode": the job failed before the
+// workers were ready, the exited submitter keeps the head Pod from ever being Ready again, and
+// the RayJob must not wait in Initializing for a readiness that cannot come.
+TEST(DecideTest, ASidecarSubmitterThatExitedBeforeTheClusterWasReadyEndsInitializing) {
+  json doc = manifest();
+  doc["spec"]["submissionMode"] = "SidecarMode";
+  doc["status"] = {{"jobDeploymentStatus", "Initializing"},
+                   {"rayClusterName", "c"},
+                   {"jobId", "j"},
+                   {"startTime", toRfc3339(0)}};
+  doc["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
+  Observed o = observed(doc);
+  json headSvc{{"metadata", {{"name", "c-head-svc"}}},
+               {"spec", {{"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}};
+  o.headService = serviceView(shared(headSvc));
+  json cluster{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({ownerRef()})}}},
+               {"status", {{"state", ""}}}};
+  o.cluster = clusterOf(cluster);
+  o.headPods.push_back(HeadPodView{});  // the submitter is still running: wait for readiness
+  Plan waiting = decide(o, {}, 1000, {});
+  EXPECT_NE(waiting.why.find("waiting for RayCluster c to be ready"), std::string::npos)
+      << waiting.why;
+  o.headPods[0] = HeadPodView{true, toRfc3339(500), 1, "Error"};
+  Plan go = decide(o, {}, 1000, {});
+  json st = writtenStatus(go);
+  EXPECT_EQ(st.value("jobDeploymentStatus", ""), "Running") << go.why;
+  EXPECT_EQ(st.value("dashboardURL", ""), "c-head-svc.default.svc.cluster.local:8265");
+  EXPECT_NE(go.why.find("submitter exited before RayCluster c was ready"), std::string::npos)
+      << go.why;
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+"""The stage both KubeRay-suite runners stand on: the e2e control plane with the RayJob and
+RayCluster CRDs, the kubelet stand-in (standin.py) and one operator under test, rayjournal or
+KubeRay's, which can be killed with SIGKILL and started again on the same journal.
+
+The operator runs in a mount namespace of its own whose /etc/resolv.conf names the stand-in's
+DNS, as in-cluster DNS would be, so KubeRay reaches a head by its Service's name."""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from harness import ControlPlane, Process, wait_until  # noqa: E402
+from standin import GATEWAY, Kubelet  # noqa: E402
+
+CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache", "control-plane"))
+KUBERAY_VERSION = os.environ.get("KUBERAY_VERSION", "v1.6.2")
+OPERATORS = ("rayjournal", "kuberay")
+
+
+def operator_command(operator, kubeconfig, work, rayjournal_binary=None):
+    if operator == "kuberay":
+        return [os.path.join(CACHE, "bin", f"kuberay-operator-{KUBERAY_VERSION}"),
+                f"--kubeconfig={kubeconfig}"]
+    binary = rayjournal_binary or os.path.join(ROOT, "build", "bin", "rayjournal-operator")
+    return [binary, f"--kubeconfig={kubeconfig}", f"--journal-dir={work}/journal",
+            "--metrics-bind-address=0", "--log-level=info"]
+
+
+def with_cluster_dns(cmd, work):
+    """The command in a mount namespace whose /etc/resolv.conf names the stand-in's DNS."""
+    resolv = os.path.join(work, "operator-resolv.conf")
+    with open(resolv, "w") as f:
+        f.write(f"nameserver {GATEWAY}\nsearch svc.cluster.local cluster.local\noptions ndots:5\n")
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv, *cmd]
+
+
+class Stage:
+    """Control plane, stand-in and operator in `work`; start() then stop() (always)."""
+
+    def __init__(self, operator, work, rayjournal_binary=None):
+        self.operator, self.work, self.binary = operator, work, rayjournal_binary
+        self.cp = ControlPlane(CACHE, os.path.join(work, "cp"))
+        self.kubelet = self.op = None
+        self.operator_starts = 0
+
+    def start(self):
+        self.cp.start()
+        self.cp.kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "deploy", "crds"))
+        wait_until("CRDs served", lambda: self.cp.kube.list("RayJob") is not None, 60, 0.5)
+        self.kubelet = Kubelet(self.cp.kube, os.path.join(CACHE, "ray-venv"), self.work).start()
+        return self.start_operator()
+
+    def start_operator(self, kubeconfig=None):
+        """Starts the operator (again, on the same journal), talking to the API server or to
+        what `kubeconfig` names (a fault proxy); its log gains each run's output."""
+        self.operator_starts += 1
+        cmd = operator_command(self.operator, kubeconfig or self.cp.kubeconfig, self.work,
+                               self.binary)
+        self.op = Process("operator", with_cluster_dns(cmd, self.work), self.work).start()
+        return self
+
+    def kill_operator(self):
+        """SIGKILL to the operator's process group: no shutdown code runs."""
+        self.op.kill9()
+
+    def stop(self):
+        if self.op:
+            self.op.stop()
+        if self.kubelet:
+            self.kubelet.stop()
+        self.cp.stop()

@@ -1,0 +1,466 @@
+"""KubeRay's weak spots side by side: the faults behind W4, W6, W8 and W9
+(../shared/reference/kuberay-rayjob-semantics.md) injected on the real control plane and the
+kubelet stand-in, with real Ray, into KubeRay's operator and rayjournal alike.
+
+  weakspots.py [--operator rayjournal|kuberay|both] [--case REGEX] [--json FILE] [--markdown FILE]
+
+Each case runs in a namespace of its own on one stage per operator (stage.py) and reports what a
+user would count afterwards: the RayClusters the RayJob got, how many times Ray ran the job
+(the entrypoint appends `start` and `end` to a file on the host, so Ray's own runs are counted,
+not the operator's claims), the final status, and what was left behind (children after the
+RayJob is gone, a Ray job that ran on after its RayJob was deleted). A case's verdict is `ok`
+when the operator did what the RayJob asked for, once, and left nothing behind.
+
+Exit 0 when rayjournal was `ok` in every case it ran (KubeRay's results are what they are).
+Needs root (the stand-in's namespaces)."""
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from faultproxy import FaultProxy  # noqa: E402
+from stage import OPERATORS, ROOT, Stage  # noqa: E402
+from harness import wait_until  # noqa: E402
+
+TERMINAL = ("Complete", "Failed")
+HEAD = {"rayStartParams": {"num-cpus": "1", "dashboard-host": "0.0.0.0"},
+        "template": {"spec": {"containers": [{
+            "name": "ray-head", "image": "rayproject/ray:2.46.0",
+            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"},
+                          "limits": {"cpu": "1", "memory": "2Gi"}}}]}}}
+
+
+def rayjob(ns, name, mode, entrypoint, **spec):
+    body = {"entrypoint": entrypoint, "submissionMode": mode}
+    if "clusterSelector" not in spec:
+        body.update(shutdownAfterJobFinishes=True,
+                    rayClusterSpec={"rayVersion": "2.46.0", "headGroupSpec": HEAD})
+    body.update(spec)
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": name, "namespace": ns}, "spec": body}
+
+
+class Case:
+    """One fault against one operator. Subclasses: rayjob() what is applied, fault() what
+    happens to it, expect what a correct operator ends with."""
+
+    name, weak_spot, fault_text, expect = "", "", "", ""
+    mode, seconds = "K8sJobMode", 30
+
+    def __init__(self, stage, runs_dir):
+        self.stage, self.kube = stage, stage.cp.kube
+        self.ns = "ws-" + re.sub(r"[^a-z0-9]", "", self.name.lower())
+        self.runs = os.path.join(runs_dir, f"{self.ns}-{stage.operator}.runs")
+        self.clusters, self.submitters = set(), set()
+        self.watching = threading.Event()
+        self.notes = []
+
+    def entrypoint(self):
+        return (f"python -c \"import time; f='{self.runs}'; print('start', file=open(f, 'a')); "
+                f"time.sleep({self.seconds}); print('end', file=open(f, 'a'))\"")
+
+    def runs_seen(self):
+        if not os.path.exists(self.runs):
+            return [], []
+        lines = open(self.runs).read().split()
+        return [x for x in lines if x == "start"], [x for x in lines if x == "end"]
+
+    def job(self):
+        return self.kube.get("RayJob", self.ns, "job")
+
+    def status(self):
+        return (self.job() or {}).get("status", {})
+
+    def watch_clusters(self):
+        """Every RayCluster the RayJob owned at any time (polled, as a user's watch would)."""
+        while not self.watching.wait(0.5):
+            try:
+                for c in self.kube.list("RayCluster", self.ns):
+                    owners = c["metadata"].get("ownerReferences", [])
+                    if any(o.get("kind") == "RayJob" for o in owners):
+                        self.clusters.add(c["metadata"]["uid"])
+                for j in self.kube.list("Job", self.ns):
+                    self.submitters.add(j["metadata"]["uid"])
+            except Exception:  # noqa: BLE001 - the API server answers again next time
+                pass
+
+    def wait_status(self, what, predicate, timeout):
+        wait_until(f"{self.ns}: {what}", lambda: predicate(self.status()), timeout, 1)
+
+    def wait_running(self):
+        self.wait_status("Ray says RUNNING", lambda s: s.get("jobStatus") == "RUNNING", 240)
+        wait_until(f"{self.ns}: the job's first run started",
+                   lambda: len(self.runs_seen()[0]) >= 1, 60, 0.5)
+
+    def head_pod(self):
+        name = self.status().get("rayClusterName") or self.shared_cluster
+        pods = self.kube.list("Pod", self.ns, f"ray.io/cluster={name},ray.io/node-type=head")
+        return pods[0] if pods else None
+
+    shared_cluster = None
+
+    def wait_end(self, timeout):
+        """The final status, or the last one seen when it never ends."""
+        try:
+            self.wait_status("a final status", lambda s: s.get("jobDeploymentStatus") in TERMINAL,
+                             timeout)
+        except TimeoutError:
+            self.notes.append(f"no final status within {timeout} s")
+        return self.status()
+
+    def run(self):
+        self.kube.create_namespace(self.ns)
+        watcher = threading.Thread(target=self.watch_clusters, daemon=True)
+        watcher.start()
+        started = time.monotonic()
+        try:
+            self.prepare()
+            self.kube.create("RayJob", self.rayjob())
+            final = self.fault()
+            leftovers = self.clean_up()
+        finally:
+            self.watching.set()
+        starts, ends = self.runs_seen()
+        row = {"case": self.name, "weak_spot": self.weak_spot, "operator": self.stage.operator,
+               "fault": self.fault_text, "expect": self.expect,
+               "deployment_status": final.get("jobDeploymentStatus", ""),
+               "reason": final.get("reason", ""), "job_status": final.get("jobStatus", ""),
+               "message": final.get("message", "")[:160],
+               "ray_clusters": len(self.clusters), "submitter_jobs": len(self.submitters),
+               "ray_runs": len(starts),
+               "runs_finished": len(ends), "leftovers": leftovers, "notes": self.notes,
+               "seconds": round(time.monotonic() - started)}
+        row["problems"] = self.problems(row)
+        row["verdict"] = "ok" if not row["problems"] else "wrong"
+        return row
+
+    def prepare(self):
+        pass
+
+    def clean_up(self):
+        """Deletes the RayJob and reports what is left of it a minute later."""
+        self.kube.delete("RayJob", self.ns, "job")
+        try:
+            wait_until(f"{self.ns}: RayJob gone", lambda: self.job() is None, 90, 1)
+        except TimeoutError:
+            return ["the RayJob itself (finalizer never removed)"]
+        return self.children_left()
+
+    def children_left(self):
+        def left():
+            out = [f"RayCluster {c['metadata']['name']}" for c in self.kube.list("RayCluster", self.ns)
+                   if c["metadata"]["name"] != self.shared_cluster]
+            out += [f"Job {j['metadata']['name']}" for j in self.kube.list("Job", self.ns)]
+            return out
+        try:
+            wait_until(f"{self.ns}: children gone", lambda: not left(), 60, 1)
+        except TimeoutError:
+            pass
+        return left()
+
+    def problems(self, row):
+        out = []
+        if row["ray_clusters"] > 1:
+            out.append(f"{row['ray_clusters']} RayClusters for one attempt")
+        if row["submitter_jobs"] > 1:
+            out.append(f"{row['submitter_jobs']} submitter Jobs for one attempt")
+        if row["ray_runs"] > 1:
+            out.append(f"Ray ran the job {row['ray_runs']} times")
+        if row["leftovers"]:
+            out.append("left behind: " + ", ".join(row["leftovers"]))
+        return out
+
+
+class KilledBeforeStatusWrite(Case):
+    name, weak_spot, seconds = "Operator killed between a child's creation and its status write", \
+        "W1", 20
+    fault_text = ("K8sJobMode; the operator SIGKILLed as it sends its first RayJob status write "
+                  "after creating the RayCluster (a proxy drops that write); started again")
+    expect = "one RayCluster, one submitter Job, the job run once, Complete"
+
+    def prepare(self):
+        self.created, self.fired = False, threading.Event()
+        self.stage.op.stop()
+        self.proxy = FaultProxy(self.stage.cp, self.decide)
+        self.proxy.start()
+        self.stage.start_operator(self.proxy.kubeconfig)
+
+    def decide(self, method, path):
+        if self.fired.is_set():
+            return True
+        prefix = f"/apis/ray.io/v1/namespaces/{self.ns}/"
+        if method == "POST" and path.startswith(prefix + "rayclusters"):
+            self.created = True
+        elif (self.created and method in ("PUT", "PATCH") and
+              path.startswith(prefix + "rayjobs/job/status")):
+            self.fired.set()
+            self.stage.kill_operator()
+            return False
+        return True
+
+    def rayjob(self):
+        return rayjob(self.ns, "job", self.mode, self.entrypoint())
+
+    def fault(self):
+        try:
+            wait_until(f"{self.ns}: the status write after the RayCluster's creation",
+                       self.fired.is_set, 240, 0.2)
+        finally:
+            self.proxy.close()
+        self.stage.start_operator()
+        return self.wait_end(self.seconds + 240)
+
+    def problems(self, row):
+        out = super().problems(row)
+        if (row["deployment_status"], row["job_status"]) != ("Complete", "SUCCEEDED"):
+            out.append(f"ended {row['deployment_status'] or '-'}/{row['reason'] or '-'} with "
+                       f"jobStatus {row['job_status']}, but the job succeeds")
+        return out
+
+
+class LostRecord(Case):
+    name, weak_spot, mode, seconds = "Ray record lost while the operator is down", "W8", \
+        "HTTPMode", 40
+    fault_text = ("HTTPMode; operator SIGKILLed while the job runs; head Pod deleted (Ray, "
+                  "without GCS fault tolerance, forgets its jobs); operator started again")
+    expect = "the job is not run a second time; the attempt fails and says Ray lost the record"
+
+    def rayjob(self):
+        return rayjob(self.ns, "job", self.mode, self.entrypoint())
+
+    def fault(self):
+        self.wait_running()
+        self.stage.kill_operator()
+        head = self.head_pod()
+        self.kube.delete("Pod", self.ns, head["metadata"]["name"])
+        wait_until(f"{self.ns}: old head gone", lambda: not any(
+            p["metadata"]["uid"] == head["metadata"]["uid"]
+            for p in self.kube.list("Pod", self.ns)), 90, 0.5)
+        self.stage.start_operator()
+        return self.wait_end(self.seconds + 150)
+
+    def problems(self, row):
+        out = super().problems(row)
+        if row["deployment_status"] != "Failed":
+            out.append(f"ended {row['deployment_status'] or 'without a final status'}, not "
+                       "Failed, although Ray lost the job it was running")
+        return out
+
+
+class FinishedWhileDown(Case):
+    name, weak_spot, seconds = "Job finishes while the operator is down", "W4", 15
+    fault_text = ("K8sJobMode; operator SIGKILLed while the job runs; the job succeeds and the "
+                  "submitter Job completes; operator started again 40 s later")
+    expect = "Complete, jobStatus SUCCEEDED, as Ray says"
+
+    def rayjob(self):
+        return rayjob(self.ns, "job", self.mode, self.entrypoint())
+
+    def fault(self):
+        self.wait_running()
+        self.stage.kill_operator()
+        wait_until(f"{self.ns}: the run ended", lambda: len(self.runs_seen()[1]) >= 1,
+                   self.seconds + 60, 0.5)
+        wait_until(f"{self.ns}: submitter Job complete", self.submitter_complete, 60, 1)
+        time.sleep(40)  # the outage itself: longer than KubeRay's 30 s submitter-finished timeout
+        self.stage.start_operator()
+        return self.wait_end(120)
+
+    def submitter_complete(self):
+        j = self.kube.get("Job", self.ns, "job") or {}
+        return any(c.get("type") == "Complete" and c.get("status") == "True"
+                   for c in j.get("status", {}).get("conditions", []))
+
+    def problems(self, row):
+        out = super().problems(row)
+        if (row["deployment_status"], row["job_status"]) != ("Complete", "SUCCEEDED"):
+            out.append(f"ended {row['deployment_status']}/{row['reason'] or '-'} with jobStatus "
+                       f"{row['job_status']}, but the job succeeded")
+        return out
+
+
+class SubmitterDeleted(Case):
+    name, weak_spot, seconds = "Submitter Job deleted mid-run", "W6", 30
+    fault_text = "K8sJobMode; the submitter Job deleted (background propagation) while the job runs"
+    expect = "Complete, jobStatus SUCCEEDED, the job run once"
+
+    def rayjob(self):
+        return rayjob(self.ns, "job", self.mode, self.entrypoint())
+
+    def fault(self):
+        self.wait_running()
+        self.kube.delete("Job", self.ns, "job")
+        return self.wait_end(self.seconds + 120)
+
+    def problems(self, row):
+        out = super().problems(row)
+        if (row["deployment_status"], row["job_status"]) != ("Complete", "SUCCEEDED"):
+            out.append(f"ended {row['deployment_status'] or '-'}/{row['reason'] or '-'} with "
+                       f"jobStatus {row['job_status']}, but the job succeeded")
+        return out
+
+
+class DeletedWhileStopUnconfirmed(Case):
+    name, weak_spot, seconds = "RayJob deleted while Ray cannot confirm the stop", "W9", 60
+    fault_text = ("K8sJobMode on a shared RayCluster (clusterSelector); the head's dashboard "
+                  "frozen (SIGSTOP) for 25 s; the RayJob deleted during the freeze")
+    expect = "the Ray job is stopped once the dashboard answers; the RayJob goes"
+    shared_cluster = "shared"
+
+    def prepare(self):
+        cluster = {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+                   "metadata": {"name": self.shared_cluster, "namespace": self.ns},
+                   "spec": {"rayVersion": "2.46.0", "headGroupSpec": HEAD}}
+        self.kube.create("RayCluster", cluster)
+        wait_until(f"{self.ns}: shared cluster ready", lambda: (self.kube.get(
+            "RayCluster", self.ns, self.shared_cluster) or {}).get("status", {}).get(
+            "state") == "ready", 240, 1)
+
+    def rayjob(self):
+        return rayjob(self.ns, "job", self.mode, self.entrypoint(),
+                      clusterSelector={"ray.io/cluster": self.shared_cluster})
+
+    def dashboard_pids(self):
+        head = self.stage.kubelet.pods.get((self.ns, self.head_pod()["metadata"]["name"]))
+        pids = subprocess.run(["ip", "netns", "pids", head.netns], capture_output=True,
+                              text=True).stdout.split()
+        out = []
+        for pid in pids:
+            try:
+                cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if b"dashboard/dashboard.py" in cmdline:
+                out.append(int(pid))
+        return out
+
+    def fault(self):
+        self.wait_running()
+        pids = self.dashboard_pids()
+        if not pids:
+            raise RuntimeError(f"{self.ns}: no dashboard process found in the head Pod")
+        frozen = time.monotonic()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            self.kube.delete("RayJob", self.ns, "job")
+            wait_until(f"{self.ns}: RayJob gone or 25 s", lambda: self.job() is None or
+                       time.monotonic() - frozen > 25, 40, 0.5)
+            time.sleep(max(0.0, 25 - (time.monotonic() - frozen)))  # the freeze's own length
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+        try:
+            wait_until(f"{self.ns}: RayJob gone", lambda: self.job() is None, 90, 1)
+        except TimeoutError:
+            self.notes.append("RayJob still there 90 s after the dashboard answered again")
+        # Long enough for the job to have ended on its own had nobody stopped it.
+        started = time.monotonic()
+        wait_until(f"{self.ns}: the job's own end would be past",
+                   lambda: len(self.runs_seen()[1]) >= 1 or time.monotonic() - started >
+                   self.seconds + 5, self.seconds + 15, 1)
+        return {"jobDeploymentStatus": "(deleted)"}
+
+    def clean_up(self):
+        leftovers = []
+        if self.job() is not None:
+            leftovers.append("the RayJob itself (finalizer never removed)")
+        if self.runs_seen()[1]:
+            leftovers.append("the Ray job, which ran to its end after its RayJob was deleted")
+        return leftovers
+
+
+CASES = [KilledBeforeStatusWrite, LostRecord, FinishedWhileDown, SubmitterDeleted, DeletedWhileStopUnconfirmed]
+
+
+def run_operator(operator, cases, args, runs_dir):
+    work = tempfile.mkdtemp(prefix=f"rjws-{operator}-")
+    stage = Stage(operator, work, args.rayjournal_operator)
+    rows = []
+    try:
+        stage.start()
+        for case_class in cases:
+            case = case_class(stage, runs_dir)
+            print(f"weakspots.py: {operator}: {case.name}", file=sys.stderr, flush=True)
+            try:
+                rows.append(case.run())
+            except Exception as e:  # noqa: BLE001 - one case's harness failure, reported
+                rows.append({"case": case.name, "weak_spot": case.weak_spot,
+                             "operator": operator, "verdict": "error", "problems": [str(e)]})
+            if not stage.op.alive():
+                stage.start_operator()
+            print(f"weakspots.py: {operator}: {case.name}: {rows[-1]['verdict']} "
+                  f"{rows[-1]['problems']}", file=sys.stderr, flush=True)
+    finally:
+        stage.stop()
+    if not args.keep and all(r["verdict"] == "ok" for r in rows):
+        subprocess.run(["rm", "-rf", work])
+    else:
+        print(f"weakspots.py: {operator}'s work dir kept: {work}", file=sys.stderr)
+    return rows
+
+
+def markdown(rows, meta):
+    out = [f"{meta['date']} · commit {meta['commit']} · KubeRay {meta['kuberay']} · "
+           f"{meta['seconds']:.0f} s", "",
+           "| weak spot | fault | operator | RayClusters | submitter Jobs | Ray runs | final status "
+           "| left behind | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        final = "/".join(x for x in (r.get("deployment_status"), r.get("reason"),
+                                      r.get("job_status")) if x)
+        out.append(f"| {r['weak_spot']} | {r.get('fault', r['case'])} | {r['operator']} | "
+                   f"{r.get('ray_clusters', '')} | {r.get('submitter_jobs', '')} | "
+                   f"{r.get('ray_runs', '')} | {final} | "
+                   f"{', '.join(r.get('leftovers', [])) or 'nothing'} | **{r['verdict']}**"
+                   f"{': ' + '; '.join(r['problems']) if r['problems'] else ''} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--operator", choices=[*OPERATORS, "both"], default="both")
+    p.add_argument("--case", default=".", help="regular expression on the case names or W-numbers")
+    p.add_argument("--rayjournal-operator", help="the operator binary (default: build/bin)")
+    p.add_argument("--json", help="write the rows here")
+    p.add_argument("--markdown", help="write the table here")
+    p.add_argument("--keep", action="store_true", help="keep the work directories")
+    args = p.parse_args()
+    if os.geteuid() != 0:
+        print("weakspots.py: skipped: the stand-in needs root (network and mount namespaces)",
+              file=sys.stderr)
+        sys.exit(77)
+    cases = [c for c in CASES if re.search(args.case, f"{c.weak_spot} {c.name}")]
+    operators = OPERATORS if args.operator == "both" else (args.operator,)
+    # The job writes its runs here, a host path the stand-in's containers see (their /tmp is the
+    # Pod's own).
+    runs_dir = tempfile.mkdtemp(prefix="weakspots-", dir=os.path.join(ROOT, ".cache"))
+    os.chmod(runs_dir, 0o777)
+    started = time.monotonic()
+    rows = [r for op in operators for r in run_operator(op, cases, args, runs_dir)]
+    subprocess.run(["rm", "-rf", runs_dir])
+    meta = {"date": time.strftime("%Y-%m-%d"), "seconds": time.monotonic() - started,
+            "commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                     capture_output=True, text=True).stdout.strip(),
+            "kuberay": os.environ.get("KUBERAY_VERSION", "v1.6.2")}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": meta, "cases": rows}, f, indent=1)
+    table = markdown(rows, meta)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table)
+    print(table)
+    ours = [r for r in rows if r["operator"] == "rayjournal"]
+    sys.exit(0 if all(r["verdict"] == "ok" for r in ours) else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+#include "ReplayCommon.h"
+
+#include "adapters/TimeFormat.h"
+#include "events/JournalBodies.h"
+#include "events/RecordJson.h"
+
+namespace rayjournal::replay {
+
+// The sources diagnose and diff read; ClusterDirError (exit 2) when one cannot be set up.
+Sources sourcesOrThrow(const LiveOptions& options) {
+  try {
+    return openSources(options);
+  } catch (const std::runtime_error& e) {
+    throw ClusterDirError{e.what()};
+  }
+}
+
+std::unique_ptr<wal::Journal> openReadOnly(const std::string& dir) {
+  wal::JournalOptions options;
+  options.readOnly = true;
+  try {
+    return wal::Journal::open(dir, options);
+  } catch (const wal::JournalError& e) {
+    throw OpenError{e.what()};
+  }
+}
+
+std::string seconds(int64_t ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%+.3fs", double(ms) / 1000.0);
+  return buf;
+}
+
+// Replays the projection through `through` (inclusive), from the newest checkpoint at or below.
+std::unique_ptr<projection::JobProjection> projectionAt(wal::Journal& journal, uint64_t through) {
+  auto holder = std::make_unique<projection::JobProjection>();
+  projection::JobProjection& p = *holder;
+  uint64_t from = journal.firstSeq();
+  for (uint64_t seq : journal.checkpointSeqs()) {
+    auto cp = journal.checkpointAt(seq);
+    if (cp->coversThrough <= through && cp->coversThrough + 1 > from) {
+      p.restore(cp->state);
+      from = cp->coversThrough + 1;
+    }
+  }
+  journal.scan(from, [&](const wal::Record& r) {
+    if (r.seq > through) return false;
+    if (r.type != wal::RecordType::Checkpoint) p.apply(r);
+    return true;
+  });
+  return holder;
+}
+
+uint64_t seqAt(wal::Journal& journal, const Position& at) {
+  if (at.seq) return *at.seq;
+  uint64_t last = 0;
+  journal.scan(0, [&](const wal::Record& r) {
+    if (r.timeMs > *at.timeMs) return false;
+    last = r.seq;
+    return true;
+  });
+  return last;
+}
+
+std::string describe(const wal::Record& r) {
+  const json b = events::bodyToJson(r);
+  switch (r.type) {
+    case wal::RecordType::Intent: {
+      std::string text = "intend   " + b.value("action", "") + " " + b.value("target", "");
+      if (b.contains("status") && b["status"].contains("readyWorkerReplicas"))
+        text += " " + b["status"].value("state", std::string("not ready"));  // a RayCluster's
+      else if (b.contains("status"))
+        text += " " + b["status"].value("jobDeploymentStatus", "");
+      if (b.contains("why")) text += "  (why: " + b["why"].get<std::string>() + ")";
+      return text;
+    }
+    case wal::RecordType::Outcome:
+      if (b.contains("resolved_after_restart")) {
+        return "resolved " + b.value("action", "") + " " + b.value("target", "") + " (seq " +
+               std::to_string(b.value("intent_seq", 0)) +
+               ", in doubt at restart): " + b["resolved_after_restart"].get<std::string>();
+      }
+      return "outcome  " + b.value("action", "") + " " + b.value("target", "") + ": " +
+             b.value("result", "") +
+             (b.contains("detail") ? " — " + b["detail"].get<std::string>() : "");
+    case wal::RecordType::Observation: {
+      std::string what = b.value("observation", "");
+      if (what == "AttemptStarted") {
+        return "observe  attempt " + std::to_string(b.value("attempt", 0)) +
+               " starts: RayCluster " + b.value("rayClusterName", "") + ", submission " +
+               b.value("jobId", "");
+      }
+      if (what == "Drift")
+        return "observe  drift: journal expected " + b.value("journal_expected", "") +
+               ", Kubernetes has " + b.value("kubernetes_has", "");
+      if (what == "SpecChanged") {
+        std::string by = b.value("changed_by", "");
+        return "observe  spec changed (generation " + std::to_string(b.value("generation", 0)) +
+               ") by " + (by.empty() ? "an unknown writer" : by) + ": " + b.value("workers", "");
+      }
+      return "observe  " + what + " " + b.value("status", "");
+    }
+    default:
+      return std::string(wal::recordTypeName(r.type));
+  }
+}
+
+std::optional<Target> parseTarget(const std::string& input) {
+  std::string text = input, kind = "RayJob";
+  for (const auto& [prefix, k] : {std::pair{"raycluster/", "RayCluster"},
+                                  {"rayclusters/", "RayCluster"}, {"rayjob/", "RayJob"},
+                                  {"rayjobs/", "RayJob"}}) {
+    if (text.rfind(prefix, 0) == 0) {
+      text = text.substr(std::string(prefix).size());
+      kind = k;
+    }
+  }
+  auto slash = text.find('/');
+  Target t{slash == std::string::npos ? "default" : text.substr(0, slash),
+           slash == std::string::npos ? text : text.substr(slash + 1)};
+  if (t.ns.empty() || t.name.empty() || t.name.find('/') != std::string::npos) return std::nullopt;
+  t.kind = kind;
+  return t;
+}
+
+std::optional<Position> parsePosition(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos)
+    return Position{std::stoull(text), std::nullopt};
+  if (auto t = parseRfc3339(text)) return Position{std::nullopt, *t};
+  return std::nullopt;
+}
+
+}  // namespace rayjournal::replay
