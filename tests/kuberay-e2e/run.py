@@ -10,7 +10,6 @@ CI runs it (KUBECONFIG, KUBERAY_TEST_OUTPUT_DIR), and writes one row per case: p
 skip, seconds, the first failure line. Exit 0 when no case failed. Needs root (namespaces)."""
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -19,7 +18,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stage import CACHE, KUBERAY_VERSION, OPERATORS, ROOT, Stage  # noqa: E402
+from stage import CACHE, KUBERAY_VERSION, OPERATORS, Stage, head_commit, report  # noqa: E402
 
 RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)")
 FAILURE = re.compile(r"^\s+\S+_test\.go:\d+:")
@@ -28,7 +27,7 @@ FAILURE = re.compile(r"^\s+\S+_test\.go:\d+:")
 def parse(output):
     """Rows {case, result, seconds, failure} in the order the cases ended; failure: the first
     failed assertion logged under a failing case (its file:line and its first lines)."""
-    rows, first_failure, current, taking = [], {}, None, None
+    rows, first_failure, current, taking, aborted, not_run = [], {}, None, None, {}, []
     for line in output.splitlines():
         run = re.match(r"^=== (RUN|CONT|NAME)\s+(\S+)", line)
         if run:
@@ -42,6 +41,10 @@ def parse(output):
                 continue
             first_failure.setdefault(current, " ".join(taking)[:300])
             taking = None
+        if "subtest may have called FailNow on a parent test" in line and "/" in (current or ""):
+            # KubeRay's subtests assert with the parent's T: the failure ends the whole Test,
+            # and its later cases never run (a row says so instead of the table shrinking).
+            aborted[current.split("/")[0]] = current
         if current and FAILURE.match(line) and not re.search(r"\[\d{4}-\d\d-\d\dT", line):
             taking = [line.strip()]
             continue
@@ -53,13 +56,24 @@ def parse(output):
                  k.startswith(case + "/")), "")
             rows.append({"case": case, "result": result.lower(), "seconds": float(seconds),
                          "failure": failure if result == "FAIL" else ""})
+            if case in aborted:
+                not_run.append({"case": f"{case}/(any case after {aborted[case].split('/', 1)[1]})",
+                             "result": "not run", "seconds": 0.0,
+                             "failure": f"the failure of {aborted[case]} ended {case}: a case "
+                                        "after it, if any, did not run"})
+    for row in not_run:  # after the Test's own cases (Go prints the parent's result first)
+        parent = row["case"].split("/")[0] + "/"
+        at = max((i for i, r in enumerate(rows) if r["case"].startswith(parent)), default=len(rows))
+        rows.insert(at + 1, row)
     return rows
 
 
 def markdown(rows, meta):
     out = [f"{meta['operator']} · {meta['date']} · commit {meta['commit']} · "
            f"{meta['passed']} passed, {meta['failed']} failed, {meta['skipped']} skipped "
-           f"of {len(rows)} · {meta['seconds']:.0f} s", "", "| case | result | s | first failure |",
+           f"of {meta['passed'] + meta['failed'] + meta['skipped']}"
+           f"{' (some not run: see the rows)' if meta['not_run'] else ''} · "
+           f"{meta['seconds']:.0f} s", "", "| case | result | s | first failure |",
            "|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['case']} | {r['result']} | {r['seconds']:.0f} | "
@@ -77,6 +91,9 @@ def main():
     p.add_argument("--json", help="write the rows and a summary here")
     p.add_argument("--markdown", help="write the table here")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
+    p.add_argument("--expect-cases", type=int,
+                   help="fail unless exactly this many cases passed (a --run that matches fewer "
+                        "cases than meant fails instead of passing quietly)")
     args = p.parse_args()
     if os.geteuid() != 0:
         print("run.py: skipped: the stand-in needs root (network and mount namespaces)",
@@ -107,21 +124,14 @@ def main():
     leaves = [r for r in rows if not any(o["case"].startswith(r["case"] + "/") for o in rows)]
     meta = {"operator": args.operator, "kuberay": KUBERAY_VERSION,
             "date": time.strftime("%Y-%m-%d"),
-            "commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                                     capture_output=True, text=True).stdout.strip(),
+            "commit": head_commit(),
             "seconds": time.monotonic() - started,
             "passed": sum(r["result"] == "pass" for r in leaves),
             "failed": sum(r["result"] == "fail" for r in leaves),
             "skipped": sum(r["result"] == "skip" for r in leaves),
+            "not_run": sum(r["result"] == "not run" for r in leaves),
             "standin_errors": kubelet.errors[:20] if kubelet else []}
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"summary": meta, "cases": leaves}, f, indent=1)
-    table = markdown(leaves, meta)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(table)
-    print(table)
+    report(meta, leaves, markdown(leaves, meta), args.json, args.markdown)
     if meta["failed"] or test.returncode != 0:
         print(f"run.py: go test exited {test.returncode}; log: {work}/go-test.log, operator log: "
               f"{work}/operator.log, Pod logs: {work}/pod-logs", file=sys.stderr)
@@ -130,6 +140,10 @@ def main():
         keep = args.keep
     if not keep:
         subprocess.run(["rm", "-rf", work])
+    if args.expect_cases is not None and meta["passed"] != args.expect_cases:
+        print(f"run.py: {meta['passed']} cases passed, {args.expect_cases} expected",
+              file=sys.stderr)
+        sys.exit(1)
     sys.exit(0 if test.returncode == 0 and not meta["failed"] and leaves else 1)
 
 

@@ -5,7 +5,9 @@ KubeRay's, which can be killed with SIGKILL and started again on the same journa
 The operator runs in a mount namespace of its own whose /etc/resolv.conf names the stand-in's
 DNS, as in-cluster DNS would be, so KubeRay reaches a head by its Service's name."""
 
+import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,3 +75,20 @@ class Stage:
         if self.kubelet:
             self.kubelet.stop()
         self.cp.stop()
+
+
+def head_commit():
+    return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def report(meta, rows, table, json_path=None, markdown_path=None):
+    """Writes {summary, cases} to json_path and the table to markdown_path (when given), and
+    prints the table."""
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"summary": meta, "cases": rows}, f, indent=1)
+    if markdown_path:
+        with open(markdown_path, "w") as f:
+            f.write(table)
+    print(table)

@@ -496,6 +496,9 @@ mount --bind /mnt/tmp /tmp
 mount --bind /mnt/resolv.conf /etc/resolv.conf
 mount --bind /mnt/hosts /etc/hosts
 shadowed=" "
+# One shadow per container run: containers of a Pod start together and would race copying the
+# same parent directory (cp's create fails with "File exists").
+shadow=/mnt/shadow/$$
 make_path() {
   [ -e "$1" ] && return 0
   parent=$(dirname "$1")
@@ -504,9 +507,9 @@ make_path() {
     /) echo "stand-in: cannot make $1 under /" >&2; exit 1 ;;
     /tmp|/tmp/*) ;;
     *) case "$shadowed" in *" $parent "*) ;; *)
-         mkdir -p /mnt/shadow"$parent"
-         cp -a "$parent"/. /mnt/shadow"$parent"/
-         mount --bind /mnt/shadow"$parent" "$parent"
+         mkdir -p "$shadow$parent"
+         cp -a "$parent"/. "$shadow$parent"/
+         mount --bind "$shadow$parent" "$parent"
          shadowed="$shadowed$parent " ;;
        esac ;;
   esac

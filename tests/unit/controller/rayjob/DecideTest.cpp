@@ -235,10 +235,10 @@ json ownerRef() {
           {"controller", true}};
 }
 
-// W15: KubeRay's `state: ready` is sticky; the current HeadPodReady condition must agree.
-TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
+// A RayJob in `mode`, Initializing on RayCluster c (not observed yet) whose head Service is up.
+Observed initializingWithHeadService(const std::string& mode) {
   json doc = manifest();
-  doc["spec"]["submissionMode"] = "HTTPMode";
+  doc["spec"]["submissionMode"] = mode;
   doc["status"] = {{"jobDeploymentStatus", "Initializing"},
                    {"rayClusterName", "c"},
                    {"jobId", "j"},
@@ -248,6 +248,12 @@ TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
   json headSvc{{"metadata", {{"name", "c-head-svc"}}},
                {"spec", {{"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}};
   o.headService = serviceView(shared(headSvc));
+  return o;
+}
+
+// W15: KubeRay's `state: ready` is sticky; the current HeadPodReady condition must agree.
+TEST(DecideTest, W15_StickyReadyWithAHeadThatIsNotReadyIsNotReady) {
+  Observed o = initializingWithHeadService("HTTPMode");
   json headNotReady{{"type", "HeadPodReady"}, {"status", "False"}};
   json owner = ownerRef();
   json cluster{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({owner})}}},
@@ -598,17 +604,7 @@ namespace {
 // workers were ready, the exited submitter keeps the head Pod from ever being Ready again, and
 // the RayJob must not wait in Initializing for a readiness that cannot come.
 TEST(DecideTest, ASidecarSubmitterThatExitedBeforeTheClusterWasReadyEndsInitializing) {
-  json doc = manifest();
-  doc["spec"]["submissionMode"] = "SidecarMode";
-  doc["status"] = {{"jobDeploymentStatus", "Initializing"},
-                   {"rayClusterName", "c"},
-                   {"jobId", "j"},
-                   {"startTime", toRfc3339(0)}};
-  doc["metadata"]["finalizers"] = json::array({"ray.io/rayjob-finalizer"});
-  Observed o = observed(doc);
-  json headSvc{{"metadata", {{"name", "c-head-svc"}}},
-               {"spec", {{"ports", json::array({{{"name", "dashboard"}, {"port", 8265}}})}}}};
-  o.headService = serviceView(shared(headSvc));
+  Observed o = initializingWithHeadService("SidecarMode");
   json cluster{{"metadata", {{"name", "c"}, {"ownerReferences", json::array({ownerRef()})}}},
                {"status", {{"state", ""}}}};
   o.cluster = clusterOf(cluster);
