@@ -14,6 +14,7 @@ Standard library only; the control plane and helpers come from tests/e2e/harness
 import base64
 import json
 import os
+import shlex
 import signal
 import socket
 import struct
@@ -308,7 +309,9 @@ class StandinPod:
             source = os.path.join("/mnt/volumes", m["name"], m.get("subPath", ""))
             mounts.append(f'mount_at "{source}" "{m["mountPath"]}"')
         workdir = container.get("workingDir") or "/home/ray"
-        script = MOUNT_SCRIPT + "\n".join(mounts) + f'\nmake_path "{workdir}" dir\ncd "{workdir}"\n' \
+        keep = " ".join(shlex.quote(os.path.realpath(k)) for k in self.kubelet.keep
+                        if os.path.realpath(k).startswith("/tmp/"))
+        script = f"KEEP={shlex.quote(keep)}\n" + MOUNT_SCRIPT + "\n".join(mounts) + f'\nmake_path "{workdir}" dir\ncd "{workdir}"\n' \
             f'hostname "{self.hostname()}"\nexec "$@"\n'
         wrapped = ["ip", "netns", "exec", self.netns, "unshare", "--mount", "--uts",
                    "--propagation", "private", "sh", "-c", script, self.root, *cmd]
@@ -492,7 +495,11 @@ class StandinPod:
 # ancestor (outside /tmp), so nothing of this machine is changed.
 MOUNT_SCRIPT = r'''set -e
 mount --bind "$0" /mnt
-mount --bind /mnt/tmp /tmp
+for keep in $KEEP; do
+  mkdir -p "/mnt$keep"
+  mount --bind "$keep" "/mnt$keep"
+done
+mount --rbind /mnt/tmp /tmp
 mount --bind /mnt/resolv.conf /etc/resolv.conf
 mount --bind /mnt/hosts /etc/hosts
 shadowed=" "
@@ -538,6 +545,9 @@ class Kubelet(threading.Thread):
     def __init__(self, kube, venv, work):
         super().__init__(daemon=True)
         self.kube, self.venv, self.work = kube, venv, work
+        # Host paths under /tmp that containers must still see through their Pod's own /tmp
+        # (a checkout under /tmp puts the Ray virtualenv there).
+        self.keep = [venv]
         self.logs = os.path.join(work, "pod-logs")
         os.makedirs(self.logs, exist_ok=True)
         self.net = PodNet()

@@ -371,6 +371,7 @@ def run_operator(operator, cases, args, runs_dir):
     rows = []
     try:
         stage.start()
+        stage.kubelet.keep.append(runs_dir)  # the job writes its runs there
         for case_class in cases:
             case = case_class(stage, runs_dir)
             print(f"weakspots.py: {operator}: {case.name}", file=sys.stderr, flush=True)
