@@ -662,11 +662,14 @@ void decideDeletion(Ctx& c) {
   }
   if (running || unknown) {
     // W9: never hold the finalizer forever; say that the stop was not confirmed.
+    std::string why = !c.o.cluster || c.o.cluster->deleting
+                          ? " and its RayCluster is gone or being deleted"
+                          : " over " + std::to_string(c.cfg.stopConfirmTimeoutMs / 1000) +
+                                " s since the deletion";
     c.event("Warning", "StopJobNotConfirmed",
             "Ray job " + c.st.jobId + " was not confirmed stopped after " +
-                std::to_string(c.facts.stopAttempts) + " attempts over " +
-                std::to_string(c.cfg.stopConfirmTimeoutMs / 1000) +
-                " s since the deletion; removing the finalizer anyway");
+                std::to_string(c.facts.stopAttempts) + " attempts" + why +
+                "; removing the finalizer anyway");
   }
   c.intent(Action::RemoveFinalizer, c.job.name);
   c.plan.why = "RayJob deleted: removing finalizer";

@@ -484,8 +484,12 @@ TEST(DecideTest, W9_TheStopIsRetriedForTheConfirmationWindowNotOnlyThreeTimes) {
   EXPECT_EQ(actions(decide(o, facts, 10000 + 1000, {})),
             std::vector<Action>{Action::RemoveFinalizer});
   o.cluster.reset();
-  EXPECT_EQ(actions(decide(o, facts, 10000 + 1000, {})),
-            std::vector<Action>{Action::RemoveFinalizer});
+  Plan gone = decide(o, facts, 10000 + 1000, {});
+  EXPECT_EQ(actions(gone), std::vector<Action>{Action::RemoveFinalizer});
+  ASSERT_TRUE(hasEvent(gone, "StopJobNotConfirmed"));
+  for (const auto& e : gone.events)
+    EXPECT_NE(e.message.find("its RayCluster is gone or being deleted"), std::string::npos)
+        << "the Event says why the window closed early, not that 60 s passed: " << e.message;
 }
 
 // The texts of KubeRay's terminal messages, which alerting rules match.
