@@ -81,6 +81,23 @@ def markdown(rows, meta):
     return "\n".join(out) + "\n"
 
 
+def explain_failure(stage, operator_state):
+    """What a CI log needs when the work directory is gone: whether the operator was still
+    running, its last warnings, and the stand-in's own errors."""
+    op = stage.op
+    print(f"run.py: the operator was {operator_state} ({stage.operator_starts} start(s))",
+          file=sys.stderr)
+    if op and os.path.exists(op.log_path):
+        lines = [ln for ln in op.log().splitlines() if "[warning]" in ln or "[error]" in ln
+                 or "[critical]" in ln]
+        for line in lines[-15:]:
+            print(f"  operator: {line[:300]}", file=sys.stderr)
+    errors = stage.kubelet.errors if stage.kubelet else []
+    print(f"run.py: the stand-in logged {len(errors)} error(s)", file=sys.stderr)
+    for line in errors[:15]:
+        print(f"  stand-in: {line[:300]}", file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--operator", choices=OPERATORS, default="rayjournal")
@@ -118,6 +135,9 @@ def main():
         with open(os.path.join(work, "go-test.log"), "w") as f:
             f.write(test.stdout + test.stderr)
     finally:
+        op = stage.op
+        operator_state = ("running at the end" if op and op.alive() else
+                          f"exited with {op.proc.returncode}" if op and op.proc else "never started")
         stage.stop()
     kubelet = stage.kubelet
     rows = [r for r in parse(test.stdout)]
@@ -135,6 +155,7 @@ def main():
     if meta["failed"] or test.returncode != 0:
         print(f"run.py: go test exited {test.returncode}; log: {work}/go-test.log, operator log: "
               f"{work}/operator.log, Pod logs: {work}/pod-logs", file=sys.stderr)
+        explain_failure(stage, operator_state)
         keep = True
     else:
         keep = args.keep

@@ -37,8 +37,17 @@ Kube.PATHS.update({
 })
 
 
-def sh(*cmd, check=True):
-    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+def sh(*cmd, check=True, timeout=60):
+    """Runs cmd; a failure or a hang (past timeout) raises an error naming the command and what
+    it printed."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{shlex.join(cmd)}: no exit after {timeout} s") from None
+    if check and done.returncode != 0:
+        raise RuntimeError(f"{shlex.join(cmd)}: exit {done.returncode}: "
+                           f"{(done.stderr or done.stdout).strip()[:300]}")
+    return done
 
 
 class PodNet:
@@ -60,20 +69,31 @@ class PodNet:
                 sh("ip", "netns", "delete", ns, check=False)
         sh("ip", "link", "delete", BRIDGE, check=False)
 
-    def add(self):
-        """A new namespace: (its name, the Pod's IP)."""
-        with self.lock:
-            n = self.next
-            self.next += 1
-        ns, host, ip = f"rjp{n}", f"rjv{n}", f"10.244.{n // 250}.{n % 250 + 2}"
+    def add(self, attempts=3):
+        """A new namespace: (its name, the Pod's IP). A setup that fails is undone and tried
+        again with a new namespace, as a kubelet retries a Pod sandbox; the last error is raised."""
+        for attempt in range(attempts):
+            with self.lock:
+                n = self.next
+                self.next += 1
+            ns, host, ip = f"rjp{n}", f"rjv{n}", f"10.244.{n // 250}.{n % 250 + 2}"
+            try:
+                self.setup(ns, host, ip)
+                return ns, ip
+            except RuntimeError:
+                self.remove(ns)
+                if attempt == attempts - 1:
+                    raise
+
+    @staticmethod
+    def setup(ns, host, ip):
         sh("ip", "netns", "add", ns)
         sh("ip", "link", "add", host, "type", "veth", "peer", "name", "eth0", "netns", ns)
         sh("ip", "link", "set", host, "master", BRIDGE, "up")
-        for cmd in (["ip", "addr", "add", f"{ip}/{PREFIX}", "dev", "eth0"],
-                    ["ip", "link", "set", "eth0", "up"], ["ip", "link", "set", "lo", "up"],
-                    ["ip", "route", "add", "default", "via", GATEWAY]):
-            sh("ip", "netns", "exec", ns, *cmd)
-        return ns, ip
+        # `ip -n` enters only the network namespace (`ip netns exec` also remounts /sys).
+        for cmd in (["addr", "add", f"{ip}/{PREFIX}", "dev", "eth0"], ["link", "set", "eth0", "up"],
+                    ["link", "set", "lo", "up"], ["route", "add", "default", "via", GATEWAY]):
+            sh("ip", "-n", ns, *cmd)
 
     @staticmethod
     def remove(ns):
@@ -105,7 +125,7 @@ class ServiceDns(threading.Thread):
             try:
                 self.sock.sendto(self.answer(data), peer)
             except Exception as e:  # noqa: BLE001 - a malformed query is dropped
-                self.kubelet.errors.append(f"dns: {e}")
+                self.kubelet.error(f"dns: {e}")
 
     def stop(self):
         self.stopping.set()
@@ -294,6 +314,11 @@ class StandinPod:
                                  "rayproject/ray images")
         return self.kubelet.venv
 
+    def in_netns(self):
+        """A command prefix entering only the Pod's network namespace (`ip netns exec` also
+        remounts /sys, which nothing in a container needs)."""
+        return ["nsenter", f"--net=/run/netns/{self.netns}"]
+
     def spawn(self, container, log):
         venv = self.image_runtime(container)
         env = self.env_of(container)
@@ -313,7 +338,7 @@ class StandinPod:
                         if os.path.realpath(k).startswith("/tmp/"))
         script = f"KEEP={shlex.quote(keep)}\n" + MOUNT_SCRIPT + "\n".join(mounts) + f'\nmake_path "{workdir}" dir\ncd "{workdir}"\n' \
             f'hostname "{self.hostname()}"\nexec "$@"\n'
-        wrapped = ["ip", "netns", "exec", self.netns, "unshare", "--mount", "--uts",
+        wrapped = [*self.in_netns(), "unshare", "--mount", "--uts",
                    "--propagation", "private", "sh", "-c", script, self.root, *cmd]
         return subprocess.Popen(wrapped, stdout=log, stderr=subprocess.STDOUT, env=process_env,
                                 start_new_session=True)
@@ -337,7 +362,7 @@ class StandinPod:
         except ImagePullError as e:
             self.fail_pull(str(e))
         except Exception as e:  # noqa: BLE001 - the stand-in's own failure, reported
-            self.kubelet.errors.append(f"{self.key}: {e}")
+            self.kubelet.error(f"Pod {self.key[0]}/{self.key[1]}: {e}")
 
     def log_file(self, name):
         return open(os.path.join(self.kubelet.logs, f"{self.key[0]}-{self.key[1]}-{name}.log"),
@@ -394,8 +419,8 @@ class StandinPod:
                 return False
         cmd = probe.get("exec", {}).get("command", [])
         try:
-            return sh("ip", "netns", "exec", self.netns, *cmd, check=False).returncode == 0
-        except (OSError, subprocess.SubprocessError):
+            return sh(*self.in_netns(), *cmd, check=False, timeout=timeout).returncode == 0
+        except (OSError, subprocess.SubprocessError, RuntimeError):
             return False
 
     # --- status ---
@@ -557,6 +582,14 @@ class Kubelet(threading.Thread):
         self.stopping = threading.Event()
         self.dns = None
 
+    def error(self, message):
+        """Kept for the run's summary and written at once to standin-errors.log in the work dir
+        (a run that is killed still leaves it)."""
+        line = f"{time.strftime('%H:%M:%S')} {message}"
+        self.errors.append(line)
+        with open(os.path.join(self.work, "standin-errors.log"), "a") as f:
+            f.write(line + "\n")
+
     def start(self):
         self.net.up()
         self.register_node()
@@ -592,7 +625,7 @@ class Kubelet(threading.Thread):
                 for key in [k for k in self.pods if k not in listed]:
                     self.pods.pop(key).stop(0)
             except Exception as e:  # noqa: BLE001 - the API server may be restarting
-                self.errors.append(str(e))
+                self.error(f"sync: {e}")
             self.stopping.wait(0.25)
 
     def sync(self, key, pod):

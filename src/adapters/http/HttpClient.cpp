@@ -11,6 +11,8 @@
 #include <boost/beast/ssl.hpp>
 #include <optional>
 
+#include <poll.h>
+
 namespace rayjournal::http {
 namespace {
 
@@ -81,12 +83,14 @@ class HttpClient::Connection {
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> secure;
   beast::flat_buffer buffer;
+  bool reused = false;  // it has carried a request before
 
   beast::tcp_stream& tcp() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
   template <class F>
   auto withStream(F&& f) {
     return secure ? f(*secure) : f(*plain);
   }
+  bool closedWhileIdle();
   void close() {
     beast::error_code ec;
     tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -124,14 +128,24 @@ HttpClient::HttpClient(const std::string& baseUrl, TlsConfig tls, std::chrono::m
 
 HttpClient::~HttpClient() = default;
 
-std::unique_ptr<HttpClient::Connection> HttpClient::take() {
-  {
-    std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
+// An idle HTTP/1.1 connection has nothing to read: readable means the server closed it (an idle
+// timeout, a restart, a load balancer) or sent a TLS close_notify. Checked without blocking.
+bool HttpClient::Connection::closedWhileIdle() {
+  pollfd p{tcp().socket().native_handle(), POLLIN, 0};
+  return buffer.size() > 0 || ::poll(&p, 1, 0) != 0;
+}
+
+std::unique_ptr<HttpClient::Connection> HttpClient::take(bool fresh) {
+  while (!fresh) {
+    std::unique_ptr<Connection> c;
+    {
+      std::lock_guard lock(mu_);
+      if (idle_.empty()) break;
+      c = std::move(idle_.back());
       idle_.pop_back();
-      return c;
     }
+    if (!c->closedWhileIdle()) return c;
+    c->close();
   }
   auto c = std::make_unique<Connection>();
   if (tls_) {
@@ -232,8 +246,10 @@ HttpResponse HttpClient::exchange(Connection& c, const std::string& method,
 HttpResponse HttpClient::request(const std::string& method, const std::string& target,
                                  const std::string& body, const Headers& headers) {
   for (int attempt = 0;; ++attempt) {
-    auto c = take();
-    bool reused = c->tcp().socket().is_open() && attempt == 0;
+    // The retry connects afresh: the other idle connections may have been closed with this one.
+    auto c = take(/*fresh=*/attempt > 0);
+    bool reused = c->reused;
+    c->reused = true;
     bool sentNothing = false;
     try {
       HttpResponse res = exchange(*c, method, target, body, headers, sentNothing);

@@ -3,7 +3,8 @@
 // Guarantees: the server certificate is verified against the configured CA and the host name
 // or IP address (unless insecure); every operation is bounded by the timeout; a request that
 // failed on a reused idle connection before any byte of the answer arrived is retried once on a
-// fresh connection. Thread-safe: each call takes its own connection from the pool.
+// fresh connection, and an idle connection the server has closed is never used. Thread-safe:
+// each call takes its own connection from the pool.
 // Blocking: request() until the answer or the timeout; stream() until the body ends, the
 // callback returns false, or cancelStreams() is called.
 #pragma once
@@ -70,7 +71,8 @@ class HttpClient {
 
  private:
   class Connection;
-  std::unique_ptr<Connection> take();
+  // An idle connection the server has not closed, or a new one (always new when fresh).
+  std::unique_ptr<Connection> take(bool fresh = false);
   void give(std::unique_ptr<Connection> connection);
   HttpResponse exchange(Connection& c, const std::string& method, const std::string& target,
                         const std::string& body, const Headers& headers, bool& sentNothing);

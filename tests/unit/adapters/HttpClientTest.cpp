@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio.hpp>
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <thread>
 
 namespace rayjournal::http {
@@ -120,6 +122,72 @@ TEST(HttpClientTest, AnAnswerLargerThanTheLimitIsRefusedByItsHeader) {
   } catch (const HttpError& e) {
     EXPECT_NE(std::string(e.what()).find("larger than the 512 MiB limit"), std::string::npos) << e.what();
   }
+}
+
+// Answers the first `pooled` connections together (each request held until all have arrived, so
+// the client keeps that many idle connections), then closes them all, as an API server's or a load
+// balancer's idle timeout does; `closed` is set then. Later connections are answered one request
+// each and counted.
+class IdleClosingServer {
+ public:
+  explicit IdleClosingServer(int pooled) : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
+    thread_ = std::thread([this, pooled] { serve(pooled); });
+  }
+  ~IdleClosingServer() {
+    stop_ = true;
+    boost::system::error_code ec;
+    tcp::socket poke(ioc_);
+    poke.connect(acceptor_.local_endpoint(), ec);  // ends the accept loop
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+  std::promise<void> closed;
+  std::atomic<int> laterConnections{0};
+
+ private:
+  static constexpr char kAnswer[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+  void serve(int pooled) {
+    std::vector<tcp::socket> first;
+    boost::system::error_code ec;
+    for (int i = 0; i < pooled; ++i) {
+      first.push_back(acceptor_.accept());
+      asio::streambuf request;
+      asio::read_until(first.back(), request, "\r\n\r\n", ec);
+    }
+    for (auto& s : first) asio::write(s, asio::buffer(kAnswer, sizeof kAnswer - 1), ec);
+    for (auto& s : first) s.close(ec);
+    closed.set_value();
+    while (true) {
+      tcp::socket s = acceptor_.accept();
+      if (stop_) return;
+      ++laterConnections;
+      asio::streambuf request;
+      asio::read_until(s, request, "\r\n\r\n", ec);
+      asio::write(s, asio::buffer(kAnswer, sizeof kAnswer - 1), ec);
+      char rest[256];
+      while (!ec) s.read_some(asio::buffer(rest), ec);
+    }
+  }
+
+  asio::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+};
+
+// The API server closed every pooled connection while the operator was idle: the next request
+// used to take one closed connection, retry on another closed one and fail ("end of stream"),
+// and a RayJob's finalizer write failed after two quiet minutes (kuberay_e2e.subset in CI).
+TEST(HttpClientTest, IdleConnectionsTheServerClosedAreNotUsed) {
+  IdleClosingServer server(3);
+  HttpClient client(server.url(), {}, std::chrono::seconds(10));
+  std::vector<std::thread> first;
+  for (int i = 0; i < 3; ++i)
+    first.emplace_back([&] { EXPECT_EQ(client.request("GET", "/api/v1/pods").status, 200); });
+  for (auto& t : first) t.join();
+  server.closed.get_future().wait();
+  EXPECT_EQ(client.request("PUT", "/apis/ray.io/v1/rayjobs/x", "{}").status, 200);
+  EXPECT_EQ(server.laterConnections, 1);
 }
 
 }  // namespace
