@@ -315,29 +315,24 @@ void Executor::postEvent(const Subject& s, const EventNote& note) {
     spdlog::warn("{} {}: {}: {}", s.kind, s.key(), note.reason, note.message);
   if (!normalEvents_ && note.type != "Warning") return;
   try {
-    json event{{"apiVersion", "events.k8s.io/v1"},
-               {"kind", "Event"},
-               {"metadata",
-                {{"name", s.name + "." + std::to_string(clock_.nowMs()) + "." +
-                              std::to_string(eventCounter_++)},
-                 {"namespace", s.ns}}},
-               {"regarding",
-                {{"apiVersion", "ray.io/v1"},
-                 {"kind", s.kind},
-                 {"name", s.name},
-                 {"namespace", s.ns},
-                 {"uid", s.uid}}},
-               {"reason", note.reason},
-               {"note", note.message},
-               {"type", note.type},
-               {"action", note.action},
-               {"reportingController", reportingController(s.kind)},
-               {"reportingInstance", reportingController(s.kind) + "-" + reportingHost()},
-               {"eventTime", toRfc3339Micro(clock_.nowMs())}};
+    const int64_t now = clock_.nowMs();
+    kube::EventDraft event{
+        .name = s.name + "." + std::to_string(now) + "." + std::to_string(eventCounter_++),
+        .kind = s.kind,
+        .ns = s.ns,
+        .objectName = s.name,
+        .uid = s.uid,
+        .reason = note.reason,
+        .note = note.message,
+        .type = note.type,
+        .action = note.action,
+        .reportingController = reportingController(s.kind),
+        .reportingInstance = reportingController(s.kind) + "-" + reportingHost(),
+        .eventTimeMs = now};
     if (events_)
       events_->post(std::move(event));
     else
-      kube_.create("Event", std::move(event));
+      kube_.create("Event", kube::eventObject(event));
   } catch (const std::exception& e) {
     spdlog::warn("could not post event {} for {} {}: {}", note.reason, s.kind, s.key(), e.what());
   }

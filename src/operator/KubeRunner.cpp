@@ -4,7 +4,6 @@
 
 #include <condition_variable>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -14,6 +13,7 @@
 #include "operator/RunnerSupport.h"
 #include "operator/ShardLeases.h"
 #include "operator/StartupWatch.h"
+#include "model/Version.h"
 
 namespace rayjournal::operator_ {
 namespace {
@@ -74,13 +74,6 @@ struct KubeSession {
   std::atomic<bool> recovered{false};
 };
 
-// "v1.35.0", "v1.35.2-gke.1" ... compared by major and minor.
-bool kubernetesAtLeast(const std::string& gitVersion, int major, int minor) {
-  int ma = 0, mi = 0;
-  if (std::sscanf(gitVersion.c_str(), "v%d.%d", &ma, &mi) != 2) return false;
-  return ma > major || (ma == major && mi >= minor);
-}
-
 // The API server and the journal; returns the exit code of a failure, 0 when connected.
 int connect(const KubeOptions& options, int shardIndex, KubeSession& s) {
   try {
@@ -99,7 +92,7 @@ int connect(const KubeOptions& options, int shardIndex, KubeSession& s) {
   try {
     s.kube = std::make_unique<kube::KubeRestClient>(s.config, kubeOptions);
     const std::string version = s.kube->serverVersion();
-    if (options.stack.decide.gates.sidecarSubmitterRestart && !kubernetesAtLeast(version, 1, 35)) {
+    if (options.stack.decide.gates.sidecarSubmitterRestart && !model::versionAtLeast(version, 1, 35)) {
       // KubeRay's check: an older kubelet ignores the container restart policy, and a failed
       // sidecar would then fail the RayJob after the submitter-finished timeout.
       spdlog::error("SidecarSubmitterRestart feature gate requires K8s 1.35+: current version {} "

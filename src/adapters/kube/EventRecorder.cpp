@@ -2,19 +2,34 @@
 
 #include <spdlog/spdlog.h>
 
+#include "adapters/TimeFormat.h"
+
 #include <algorithm>
 
 namespace rayjournal::kube {
 
-namespace {
-
-std::string describe(const nlohmann::json& event) {
-  const auto& regarding = event.value("regarding", nlohmann::json::object());
-  return event.value("reason", "") + " for " + regarding.value("kind", "") + " " +
-         regarding.value("namespace", "") + "/" + regarding.value("name", "");
+nlohmann::json eventObject(const EventDraft& d) {
+  return {{"apiVersion", "events.k8s.io/v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", d.name}, {"namespace", d.ns}}},
+          {"regarding",
+           {{"apiVersion", "ray.io/v1"},
+            {"kind", d.kind},
+            {"name", d.objectName},
+            {"namespace", d.ns},
+            {"uid", d.uid}}},
+          {"reason", d.reason},
+          {"note", d.note},
+          {"type", d.type},
+          {"action", d.action},
+          {"reportingController", d.reportingController},
+          {"reportingInstance", d.reportingInstance},
+          {"eventTime", toRfc3339Micro(d.eventTimeMs)}};
 }
 
-}  // namespace
+std::string describe(const EventDraft& d) {
+  return d.reason + " for " + d.kind + " " + d.ns + "/" + d.objectName;
+}
 
 EventRecorder::EventRecorder(KubeClient& kube, size_t capacity, int posters,
                              std::chrono::milliseconds drainTimeout)
@@ -36,7 +51,7 @@ EventRecorder::~EventRecorder() {
   for (auto& t : threads_) t.join();
 }
 
-void EventRecorder::post(nlohmann::json event) {
+void EventRecorder::post(EventDraft event) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= capacity_) {
@@ -60,16 +75,15 @@ void EventRecorder::run() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (stopping_) break;
-    nlohmann::json event = std::move(queue_.front());
+    EventDraft event = std::move(queue_.front());
     queue_.pop_front();
     ++busy_;
     lock.unlock();
-    std::string what = describe(event);
     try {
-      kube_.create("Event", std::move(event));
+      kube_.create("Event", eventObject(event));
       ++posted_;
     } catch (const std::exception& e) {
-      spdlog::warn("could not post Event {}: {}", what, e.what());
+      spdlog::warn("could not post Event {}: {}", describe(event), e.what());
     }
     lock.lock();
     --busy_;

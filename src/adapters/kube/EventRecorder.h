@@ -1,5 +1,6 @@
 // Posts Kubernetes Events off the reconcile path, as client-go's event broadcaster does for
-// KubeRay: post() queues the Event and returns at once; `posters` threads create them, oldest
+// KubeRay: post() queues what the Event says (an EventDraft) and returns at once; the poster
+// threads build the events.k8s.io/v1 object, and describe it only when its create fails; `posters` threads create them, oldest
 // first (a create is a round trip to the API server: one thread alone manages only a few dozen a
 // second under load, fewer than the reconcilers produce).
 // An Event is best effort (KubeRay's recorder drops them when its queue of 1000 is full, and
@@ -22,6 +23,20 @@
 
 namespace rayjournal::kube {
 
+// What one Event says, as a reconciler knows it.
+struct EventDraft {
+  std::string name;                       // metadata.name, unique per Event
+  std::string kind, ns, objectName, uid;  // the ray.io/v1 object it regards
+  std::string reason, note, type, action;
+  std::string reportingController, reportingInstance;
+  int64_t eventTimeMs = 0;
+};
+
+// The events.k8s.io/v1 Event of a draft.
+nlohmann::json eventObject(const EventDraft& draft);
+// "Reason for Kind ns/name", for logs.
+std::string describe(const EventDraft& draft);
+
 class EventRecorder {
  public:
   EventRecorder(KubeClient& kube, size_t capacity = 1000, int posters = 4,
@@ -31,7 +46,7 @@ class EventRecorder {
   EventRecorder& operator=(const EventRecorder&) = delete;
 
   // Never blocks on the API server.
-  void post(nlohmann::json event);
+  void post(EventDraft event);
   // Blocks until every Event queued so far was created (or failed).
   void flush();
   uint64_t dropped() const { return dropped_; }
@@ -45,7 +60,7 @@ class EventRecorder {
   const std::chrono::milliseconds drainTimeout_;
   std::mutex mu_;
   std::condition_variable wake_, idle_;
-  std::deque<nlohmann::json> queue_;
+  std::deque<EventDraft> queue_;
   int busy_ = 0;  // posters creating an Event now
   bool stopping_ = false;
   std::atomic<uint64_t> dropped_{0}, posted_{0};

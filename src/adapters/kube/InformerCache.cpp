@@ -142,13 +142,15 @@ void InformerCache::keepNewer(Store& store, const Snapshot& object) {
 
 void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& whole) {
   const Transform& transform = stores_.at(kind).options.transform;  // fixed after construction
-  const Snapshot object = transform && whole ? transform(whole) : whole;
+  Snapshot object = transform && whole ? transform(whole) : whole;
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);
     if (type == WatchEventType::Deleted) {
       auto it = store.objects.find(keyOf(*object));
       if (it != store.objects.end()) {
+        // Vanished while no watch was open: the handlers get the last state this cache saw.
+        if (isFinalStateUnknown(*object)) object = store.read(it->second);
         indexOwners(store, it->first, it->second.identity(), false);
         store.objects.erase(it);
       }
@@ -263,49 +265,41 @@ void InformerCache::watch(const std::string& kind, WatchCallback callback) {
   for (const auto& o : existing) callback(WatchEventType::Added, *o);
 }
 
+bool InformerCache::walkOwned(const std::string& kind, const std::string& ns,
+                              const std::string& ownerUid,
+                              const std::function<void(const Store&, const Entry&)>& visit) const {
+  if (!cached(kind)) return false;
+  std::shared_lock lock(mu_);
+  const Store& store = stores_.at(kind);
+  if (!store.synced) return false;
+  auto it = store.owned.find(ownerUid);
+  if (it == store.owned.end()) return true;
+  const std::string prefix = ns + "/";
+  for (const auto& key : it->second) {
+    if (!ns.empty() && key.compare(0, prefix.size(), prefix) != 0) continue;
+    auto o = store.objects.find(key);
+    if (o != store.objects.end()) visit(store, o->second);
+  }
+  return true;
+}
+
 std::vector<Snapshot> InformerCache::listOwned(const std::string& kind, const std::string& ns,
                                                const std::string& ownerUid) {
-  if (cached(kind)) {
-    std::shared_lock lock(mu_);
-    const Store& store = stores_.at(kind);
-    if (store.synced) {
-      std::vector<Snapshot> out;
-      auto it = store.owned.find(ownerUid);
-      if (it == store.owned.end()) return out;
-      const std::string prefix = ns + "/";
-      for (const auto& key : it->second) {
-        if (!ns.empty() && key.compare(0, prefix.size(), prefix) != 0) continue;
-        auto o = store.objects.find(key);
-        if (o != store.objects.end()) out.push_back(store.read(o->second));
-      }
-      return out;
-    }
-  }
+  std::vector<Snapshot> out;
+  if (walkOwned(kind, ns, ownerUid,
+                [&](const Store& store, const Entry& e) { out.push_back(store.read(e)); }))
+    return out;
   return inner_.listOwned(kind, ns, ownerUid);
 }
 
 void InformerCache::forEachOwned(const std::string& kind, const std::string& ns,
                                  const std::string& ownerUid,
                                  const std::function<void(const json&)>& visit) {
-  if (!cached(kind)) return KubeClient::forEachOwned(kind, ns, ownerUid, visit);
-  std::shared_lock lock(mu_);
-  const Store& store = stores_.at(kind);
-  if (!store.synced) {
-    lock.unlock();
-    return KubeClient::forEachOwned(kind, ns, ownerUid, visit);
-  }
-  auto it = store.owned.find(ownerUid);
-  if (it == store.owned.end()) return;
-  const std::string prefix = ns + "/";
-  for (const auto& key : it->second) {
-    if (!ns.empty() && key.compare(0, prefix.size(), prefix) != 0) continue;
-    auto o = store.objects.find(key);
-    if (o == store.objects.end()) continue;
-    if (store.options.packed)
-      visit(json::from_cbor(o->second.packed));
-    else
-      visit(*o->second.object);
-  }
+  // A packed object is decoded for the visit only, never shared as a snapshot.
+  auto each = [&](const Store&, const Entry& e) {
+    e.object ? visit(*e.object) : visit(json::from_cbor(e.packed));
+  };
+  if (!walkOwned(kind, ns, ownerUid, each)) KubeClient::forEachOwned(kind, ns, ownerUid, visit);
 }
 
 size_t InformerCache::size(const std::string& kind) const {

@@ -96,6 +96,10 @@ class InformerCache : public KubeClient {
   void remember(const std::string& kind, const Snapshot& object);
   void keepNewer(Store& store, const Snapshot& object);
   bool cached(const std::string& kind) const { return stores_.count(kind) > 0; }
+  // Visits the cached objects of kind owned by ownerUid (in ns, or all when ns is ""), under
+  // the read lock; false when the kind is not served from memory (not cached, not synced).
+  bool walkOwned(const std::string& kind, const std::string& ns, const std::string& ownerUid,
+                 const std::function<void(const Store&, const Entry&)>& visit) const;
   // The cached answer (nullptr: absent), or nullopt when this kind is not served from memory.
   std::optional<Snapshot> lookup(const std::string& kind, const std::string& ns,
                                  const std::string& name) const;

@@ -33,6 +33,11 @@ class ApiError : public std::runtime_error {
 };
 
 enum class WatchEventType { Added, Modified, Deleted };
+// A Deleted event's object that names the object but not its last state (see watch()).
+inline bool isFinalStateUnknown(const json& object) {
+  auto meta = object.find("metadata");
+  return meta == object.end() || !meta->is_object() || !meta->contains("uid");
+}
 using WatchCallback = std::function<void(WatchEventType, const json&)>;
 // An object as the server last returned it, shared and never modified: caches and the simulated
 // API server hand these out instead of deep copies (as client-go informers share their objects).
@@ -86,6 +91,9 @@ class KubeClient {
                       Propagation propagation = Propagation::Background) = 0;
   // Calls back for every change of that kind, from a thread of the implementation's choosing,
   // starting with Added for every existing object. The callback must not block for long.
+  // A Deleted event may carry only the object's kind, name, namespace and resourceVersion, no
+  // uid (isFinalStateUnknown): the object vanished while no watch was open, and a cache in front
+  // delivers its own last state instead (client-go's DeletedFinalStateUnknown).
   virtual void watch(const std::string& kind, WatchCallback callback) = 0;
   // watch() delivering shared snapshots; by default each event is copied once into one.
   virtual void watchSnapshots(const std::string& kind, SnapshotCallback callback) {

@@ -285,17 +285,26 @@ void KubeRestClient::watch(const std::string& kind, WatchCallback callback) {
   }
 }
 
-// What a watch remembers of an object to report its deletion when a relist no longer lists it:
-// its identity, owners and labels (what a Deleted event's handlers read), not the whole object.
-KubeRestClient::Known KubeRestClient::knownOf(const json& o) {
-  json t{{"kind", o.value("kind", "")}, {"apiVersion", o.value("apiVersion", "")}};
-  const json& m = o["metadata"];
-  for (const char* field :
-       {"name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences"}) {
-    if (auto it = m.find(field); it != m.end()) t["metadata"][field] = *it;
-  }
-  return {m.value("resourceVersion", ""), json::to_cbor(t)};
+namespace {
+
+// The Deleted event of an object a relist no longer lists: its name and last resourceVersion.
+json finalStateUnknown(const std::string& kind, const std::string& apiVersion,
+                       const std::string& key, const std::string& resourceVersion) {
+  const size_t slash = key.find('/');
+  return {{"kind", kind},
+          {"apiVersion", apiVersion},
+          {"metadata",
+           {{"namespace", key.substr(0, slash)},
+            {"name", key.substr(slash + 1)},
+            {"resourceVersion", resourceVersion}}}};
 }
+
+std::string knownVersionOf(const json& o) {
+  auto meta = o.find("metadata");
+  return meta != o.end() && meta->is_object() ? meta->value("resourceVersion", "") : "";
+}
+
+}  // namespace
 
 std::string KubeRestClient::relist(const std::string& kind, const std::string& ns,
                                    KnownObjects& known, const WatchCallback& callback) {
@@ -307,16 +316,18 @@ std::string KubeRestClient::relist(const std::string& kind, const std::string& n
   for (auto& item : doc["items"]) {
     item["kind"] = kind;
     item["apiVersion"] = doc.value("apiVersion", "");
-    now[objectKey(item)] = knownOf(item);
+    now[objectKey(item)] = knownVersionOf(item);
   }
-  for (const auto& [key, old] : known) {
-    if (!now.count(key)) callback(WatchEventType::Deleted, json::from_cbor(old.tombstone));
+  for (const auto& [key, resourceVersion] : known) {
+    if (!now.count(key))
+      callback(WatchEventType::Deleted,
+               finalStateUnknown(kind, doc.value("apiVersion", ""), key, resourceVersion));
   }
   for (const auto& item : doc["items"]) {
     auto it = known.find(objectKey(item));
     if (it == known.end()) {
       callback(WatchEventType::Added, item);
-    } else if (it->second.resourceVersion != item["metadata"].value("resourceVersion", "")) {
+    } else if (it->second != knownVersionOf(item)) {
       callback(WatchEventType::Modified, item);
     }
   }
@@ -352,7 +363,7 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
     w.known.erase(key);
     callback(WatchEventType::Deleted, o);
   } else {
-    bool added = w.known.insert_or_assign(key, knownOf(o)).second;
+    bool added = w.known.insert_or_assign(key, knownVersionOf(o)).second;
     callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
   }
   w.failures = 0;

@@ -79,15 +79,10 @@ class KubeRestClient : public KubeClient {
                 const std::string& contentType = "application/json");
   http::Headers authHeaders();
   void watchLoop(std::string kind, std::string ns, WatchCallback callback);
-  // What a watch remembers of an object it delivered: its resourceVersion (a relist compares
-  // it) and, as CBOR (a few hundred bytes instead of a parsed tree), what a Deleted event
-  // reports when a relist no longer lists the object.
-  struct Known {
-    std::string resourceVersion;
-    std::vector<uint8_t> tombstone;
-  };
-  using KnownObjects = std::map<std::string, Known>;  // "ns/name"
-  static Known knownOf(const json& object);
+  // What a watch remembers of each object it delivered: its resourceVersion, which a relist
+  // compares. An object a relist no longer lists gets a Deleted event that only names it
+  // (isFinalStateUnknown); the informer cache in front delivers its last state.
+  using KnownObjects = std::map<std::string, std::string>;  // "ns/name" -> resourceVersion
   // What one watch of a kind carries from stream to stream.
   struct WatchState {
     std::string ns;  // "" for all namespaces

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <limits>
 
 #include "adapters/TimeFormat.h"
@@ -41,18 +40,6 @@ std::string headServiceFqdn(const RayClusterView& cluster) {
   const std::string& ns = stringAt(objectAt(doc, "metadata"), "namespace");
   return headServiceNameOf(cluster.name, objectAt(doc, "spec")) + "." +
          (ns.empty() ? "default" : ns) + ".svc." + cluster.clusterDomain;
-}
-
-std::optional<std::array<int, 3>> parseRayVersion(const std::string& version) {
-  std::array<int, 3> v{0, 0, 0};
-  const char* text = version.c_str() + (!version.empty() && version[0] == 'v');
-  if (std::sscanf(text, "%d.%d.%d", &v[0], &v[1], &v[2]) < 2) return std::nullopt;
-  return v;
-}
-
-bool rayVersionAtLeast(const std::string& version, int major, int minor, int patch) {
-  auto v = parseRayVersion(version);
-  return v && *v >= std::array<int, 3>{major, minor, patch};
 }
 
 json fieldEnv(const std::string& name, const std::string& fieldPath) {

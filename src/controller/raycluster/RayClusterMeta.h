@@ -2,7 +2,6 @@
 // .cpp files only: this header includes the JSON library, which the decision must not see.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,11 +25,6 @@ nlohmann::json fieldEnv(const std::string& name, const std::string& fieldPath);
 // KubeRay's GetContainerCommand: bash with the flags ("c", "ce"), "l" added for a login shell
 // (ENABLE_LOGIN_SHELL), then "--".
 nlohmann::json bashCommand(const std::string& flags, bool loginShell);
-
-// rayVersion compared as apimachinery's version.ParseGeneric does ("v2.52" == "2.52.0");
-// parseRayVersion is nullopt when there is no "major.minor".
-std::optional<std::array<int, 3>> parseRayVersion(const std::string& version);
-bool rayVersionAtLeast(const std::string& version, int major, int minor, int patch);
 
 // An integer member, else the fallback (absent, or of another type).
 int64_t integerAt(const nlohmann::json& object, const char* key, int64_t fallback);

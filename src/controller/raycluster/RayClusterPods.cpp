@@ -14,6 +14,7 @@
 #include "model/Names.h"
 #include "model/Quantity.h"
 #include "model/TokenAuth.h"
+#include "model/Version.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -209,7 +210,7 @@ void addMetricsPort(json& container) {
 
 // Ray 2.53.0 and later answer one HTTP health endpoint on the dashboard agent.
 bool supportsUnifiedHealthCheck(const std::string& rayVersion) {
-  return rayVersionAtLeast(rayVersion, 2, 53, 0);
+  return model::versionAtLeast(rayVersion, 2, 53, 0);
 }
 
 json probeAction(bool head, const StartParams& p, const std::string& rayVersion) {

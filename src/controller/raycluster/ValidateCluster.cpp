@@ -5,6 +5,7 @@
 
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/RayClusterMeta.h"
+#include "model/Version.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -235,12 +236,12 @@ std::string authProblem(const json& cluster) {
   if (version.empty())
     return "authOptions.mode is 'token' but RayVersion was not specified. Ray version 2.52.0 or "
            "later is required";
-  if (!parseRayVersion(version))
+  if (!model::parseVersion(version))
     return "authOptions.mode is 'token' but RayVersion format is invalid: " + version +
            ", could not parse \"" + version + "\" as version";
-  if (!rayVersionAtLeast(version, 2, 52, 0))
+  if (!model::versionAtLeast(version, 2, 52, 0))
     return "authOptions.mode is 'token' but minimum Ray version is 2.52.0, got " + version;
-  if (k8sAuth && !rayVersionAtLeast(version, 2, 55, 0))
+  if (k8sAuth && !model::versionAtLeast(version, 2, 55, 0))
     return "authOptions.enableK8sTokenAuth is enabled but minimum Ray version is 2.55.0, got " +
            version;
   if (k8sAuth && !stringAt(auth, "secretName").empty())

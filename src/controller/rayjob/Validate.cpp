@@ -10,6 +10,7 @@
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/RayClusterMeta.h"
 #include "controller/raycluster/ValidateCluster.h"
+#include "model/Version.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -255,8 +256,8 @@ std::optional<ValidationError> validateMetadataField(const RayJobSpec& s) {
   const json& version = memberAt(s.rayClusterSpec.get(), "rayVersion");
   if (!submitCommand || s.metadata.empty() || !version.is_string()) return std::nullopt;
   std::string text = version.get<std::string>();
-  if (text.empty() || rayVersionAtLeast(text, 2, 6, 0)) return std::nullopt;
-  if (!parseRayVersion(text))
+  if (text.empty() || model::versionAtLeast(text, 2, 6, 0)) return std::nullopt;
+  if (!model::parseVersion(text))
     return spec(std::string(kInvalid) + "failed to parse Ray version: " + text);
   return spec(std::string(kInvalid) +
               "the Ray version must be at least 2.6.0 to use the metadata field");

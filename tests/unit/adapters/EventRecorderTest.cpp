@@ -35,10 +35,14 @@ struct HeldEventsKube : sim::SimKube {
   }
 };
 
-json event(int i) {
-  return {{"metadata", {{"name", "e" + std::to_string(i)}, {"namespace", "default"}}},
-          {"reason", "Created"},
-          {"regarding", {{"kind", "RayJob"}, {"namespace", "default"}, {"name", "j"}}}};
+EventDraft event(int i) {
+  EventDraft draft;
+  draft.name = "e" + std::to_string(i);
+  draft.kind = "RayJob";
+  draft.ns = "default";
+  draft.objectName = "j";
+  draft.reason = "Created";
+  return draft;
 }
 
 TEST(EventRecorderTest, PostDoesNotWaitForTheApiServerAndEveryQueuedEventIsCreated) {

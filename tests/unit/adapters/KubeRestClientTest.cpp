@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "adapters/kube/InformerCache.h"
 #include "adapters/kube/KubeRestClient.h"
 #include "adapters/ray/RayHttpClient.h"
 #include "support/ClosedPort.h"
@@ -149,8 +150,9 @@ TEST(KubeRestClientTest, MalformedWatchLineDropsTheStreamAndRelistsWithBackoff) 
   EXPECT_LE(server.lists + server.watches, 20) << "relisted without backing off";
 }
 
-// An object that a relist no longer lists was deleted while the watch was down: its Deleted
-// event still names the owners and labels a handler maps it to its owner by.
+// An object that a relist no longer lists was deleted while the watch was down: the client's
+// Deleted event only names it, and the informer cache delivers its last state, with the owners
+// and labels a handler maps it to its owner by.
 TEST(KubeRestClientTest, ARelistReportsAVanishedObjectWithItsOwnersAndLabels) {
   std::atomic<int> listed{0};
   RuleServer server([&](bool watch) {
@@ -165,14 +167,16 @@ TEST(KubeRestClientTest, ARelistReportsAVanishedObjectWithItsOwnersAndLabels) {
   c.server = server.url();
   c.token = "t";
   KubeRestClient client(c, KubeRestOptions{});
+  InformerCache cache(client, {"Pod"});
   std::mutex mu;
   std::condition_variable deleted;
   std::optional<json> gone;
-  client.watch("Pod", [&](WatchEventType type, const json& o) {
+  cache.watch("Pod", [&](WatchEventType type, const json& o) {
     std::lock_guard lock(mu);
     if (type == WatchEventType::Deleted) gone = o;
     deleted.notify_all();
   });
+  cache.start(std::chrono::seconds(10));
   std::unique_lock lock(mu);
   deleted.wait_for(lock, std::chrono::seconds(10), [&] { return gone.has_value(); });
   lock.unlock();
