@@ -117,15 +117,18 @@ json runRecovery(const RecoveryOptions& o) {
   json out{{"jobs", o.jobs}, {"history_records", o.historyRecords}, {"in_doubt", o.inDoubt}};
   for (bool checkpoint : {true, false}) {
     std::string dir = o.dir + (checkpoint ? "/with-checkpoint" : "/without-checkpoint");
+    if (o.reuse && !std::filesystem::exists(dir)) continue;
     auto start = Clock::now();
-    uint64_t records = build(dir, o, checkpoint);
+    uint64_t records = o.reuse ? 0 : build(dir, o, checkpoint);
     double buildSeconds = std::chrono::duration<double>(Clock::now() - start).count();
     json m = measure(dir);
-    m["records"] = records;
-    m["build_seconds"] = buildSeconds;
-    if (o.keep) m["dir"] = dir;
+    if (!o.reuse) {
+      m["records"] = records;
+      m["build_seconds"] = buildSeconds;
+    }
+    if (o.keep || o.reuse) m["dir"] = dir;
     out[checkpoint ? "with_checkpoint" : "without_checkpoint"] = m;
-    if (!o.keep) std::filesystem::remove_all(dir);
+    if (!o.keep && !o.reuse) std::filesystem::remove_all(dir);
   }
   return out;
 }

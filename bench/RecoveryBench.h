@@ -15,6 +15,7 @@ struct RecoveryOptions {
   uint64_t tailRecords = 10000;  // records appended after the checkpoint
   std::string dir;
   bool keep = false;  // leave the built journals in dir (to time rayjournal-replay on them)
+  bool reuse = false;  // time the journals a --keep run left in dir instead of building them
 };
 
 nlohmann::json runRecovery(const RecoveryOptions& options);

@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
   recovery->add_option("--dir", rp.dir, "scratch directory");
   recovery->add_flag("--keep", rp.keep,
                      "keep the built journals (to time rayjournal-replay on them)");
+  recovery->add_flag("--reuse", rp.reuse,
+                     "time the journals an earlier --keep run left in --dir (no build; for a "
+                     "profiler)");
   recovery->add_flag("--json", json, "print one JSON object (the default output)");
 
   rayjournal::bench::ClusterScaleOptions cs;

@@ -26,9 +26,12 @@ std::string encodeCheckpointValue(uint64_t coversThrough, const std::string& sta
   return encodeSeqKey(coversThrough) + state;
 }
 
-CheckpointData decodeCheckpointValue(uint64_t seq, std::string_view value) {
+// The state moved out of the value read, not copied (a state is tens of MB).
+CheckpointData decodeCheckpointValue(uint64_t seq, std::string&& value) {
   if (value.size() < 8) throw CorruptionError(seq, "checkpoint value truncated");
-  return CheckpointData{seq, decodeSeqKey(value.substr(0, 8)), std::string(value.substr(8))};
+  uint64_t covers = decodeSeqKey(std::string_view(value).substr(0, 8));
+  value.erase(0, 8);
+  return CheckpointData{seq, covers, std::move(value)};
 }
 
 }  // namespace
@@ -62,14 +65,20 @@ std::unique_ptr<Journal> Journal::open(const std::string& dir, JournalOptions op
       check.readOnly = check.strict = true;
       check.follow = false;
       check.checkAll = options.salvage;
-      open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::ReadOnly)),
-           check);
+      auto checked = open(
+          std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::ReadOnly)),
+          check);
       options.tailVerified = true;
+      auto journal = open(
+          std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)),
+          options);
+      // Nothing wrote in between (the strict pass is read-only, and the writable open failed
+      // on the lock if another process had the journal).
+      journal->openedCheckpoint_ = std::move(checked->openedCheckpoint_);
+      return journal;
     }
-    auto journal =
-        open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)),
-             options);
-    return journal;
+    return open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)),
+                options);
   } catch (const CorruptionError& e) {
     if (!options.salvage) throw;
     report = salvageJournalDirectory(dir, e.what());
@@ -159,8 +168,11 @@ void Journal::initialize() {
     // Everything a restart will replay must decode; older history is checked by `replay
     // verify` and the scrubber.
     uint64_t tailFrom = firstSeq_;
-    if (auto cp = latestCheckpoint(); cp && !options_.checkAll) tailFrom = cp->coversThrough + 1;
+    auto cp = latestCheckpoint();
+    if (cp && !options_.checkAll) tailFrom = cp->coversThrough + 1;
     verifyTail(tailFrom);
+    std::lock_guard lock(checkpointMu_);
+    openedCheckpoint_ = std::move(cp);
   }
   if (options_.readOnly) return;
   ++epoch_;
@@ -473,6 +485,10 @@ uint64_t Journal::writeCheckpoint(uint64_t coversThrough, const std::string& sta
   if (options_.bodies.checkpoint)
     records[0].body = options_.bodies.checkpoint({coversThrough, state.size(), crcOf(state)});
   Writer w(&records, true, &state, coversThrough);
+  {
+    std::lock_guard lock(checkpointMu_);
+    openedCheckpoint_.reset();
+  }
   uint64_t seq = submit(w);
   advanceHighWater();
   return seq;
@@ -481,13 +497,21 @@ uint64_t Journal::writeCheckpoint(uint64_t coversThrough, const std::string& sta
 std::optional<CheckpointData> Journal::checkpointAt(uint64_t seq) {
   auto value = storage_->get(Column::Checkpoints, encodeSeqKey(seq));
   if (!value) return std::nullopt;
-  return decodeCheckpointValue(seq, *value);
+  return decodeCheckpointValue(seq, std::move(*value));
 }
 
 std::optional<CheckpointData> Journal::latestCheckpoint() {
-  auto key = storage_->lastKey(Column::Checkpoints);
-  if (!key) return std::nullopt;
-  return checkpointAt(decodeSeqKey(*key));
+  {
+    std::lock_guard lock(checkpointMu_);
+    if (openedCheckpoint_) {
+      auto cp = std::move(openedCheckpoint_);
+      openedCheckpoint_.reset();
+      return cp;
+    }
+  }
+  auto last = storage_->lastEntry(Column::Checkpoints);
+  if (!last) return std::nullopt;
+  return decodeCheckpointValue(decodeSeqKey(last->first), std::move(last->second));
 }
 
 std::vector<uint64_t> Journal::checkpointSeqs() {
@@ -509,6 +533,10 @@ void Journal::prune(uint64_t beforeSeq) {
     throw JournalError("journal " + describe() + ": cannot prune before seq " +
                        std::to_string(beforeSeq) +
                        ": no checkpoint at or after it covers the pruned records");
+  }
+  {
+    std::lock_guard lock(checkpointMu_);
+    openedCheckpoint_.reset();
   }
   // Move first_seq first: a crash mid-prune leaves only unreachable records, never a gap.
   storage_->write({{Column::Meta, "first_seq", std::to_string(beforeSeq)}}, true);

@@ -123,6 +123,8 @@ class Journal {
 
   // Stores state as the projection through coversThrough, with a Checkpoint record (synced).
   uint64_t writeCheckpoint(uint64_t coversThrough, const std::string& state);
+  // The newest checkpoint. The first call after a writable open returns the one the open's
+  // strict pass read and checked (a checkpoint state is tens of MB: read once per restart).
   std::optional<CheckpointData> latestCheckpoint();
   std::optional<CheckpointData> checkpointAt(uint64_t seq);
   std::vector<uint64_t> checkpointSeqs();
@@ -197,6 +199,10 @@ class Journal {
 
   std::shared_ptr<JournalStorage> storage_;
   JournalOptions options_;
+  // The newest checkpoint as initialize() read it, until latestCheckpoint() or a new checkpoint
+  // takes it; under checkpointMu_.
+  std::optional<CheckpointData> openedCheckpoint_;
+  std::mutex checkpointMu_;
   std::atomic<uint64_t> lastSeq_{0};
   std::atomic<uint64_t> firstSeq_{1};
   uint64_t epoch_ = 0;

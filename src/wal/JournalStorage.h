@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,15 @@ class JournalStorage {
   // storage itself reports corruption.
   virtual void scan(Column column, std::string_view from, const ScanVisitor& visit) = 0;
   virtual std::optional<std::string> lastKey(Column column) = 0;
+  // The last key and its value; one read where the storage can (a checkpoint's value is tens of
+  // MB, and finding its key alone reads its block).
+  virtual std::optional<std::pair<std::string, std::string>> lastEntry(Column column) {
+    auto key = lastKey(column);
+    if (!key) return std::nullopt;
+    auto value = get(column, *key);
+    if (!value) return std::nullopt;
+    return std::pair{std::move(*key), std::move(*value)};
+  }
   // Like get, but when the normal read path is blocked by an unreadable block elsewhere, looks
   // for the key in whatever can still be read. Used to locate corruption and to salvage.
   virtual std::optional<std::string> getSalvaging(Column column, std::string_view key) {

@@ -345,6 +345,16 @@ std::optional<std::string> RocksStorage::lastKey(Column column) {
   return it->key().ToString();
 }
 
+std::optional<std::pair<std::string, std::string>> RocksStorage::lastEntry(Column column) {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handle(column)));
+  it->SeekToLast();
+  if (!it->status().ok()) fail(it->status(), "seek failed");
+  if (!it->Valid()) return std::nullopt;
+  std::pair<std::string, std::string> entry{it->key().ToString(), it->value().ToString()};
+  if (!it->status().ok()) fail(it->status(), "read failed");
+  return entry;
+}
+
 uint64_t RocksStorage::diskBytes() {
   uint64_t total = 0;
   std::error_code ec;

@@ -35,6 +35,7 @@ class RocksStorage : public JournalStorage {
   std::optional<std::string> get(Column column, std::string_view key) override;
   void scan(Column column, std::string_view from, const ScanVisitor& visit) override;
   std::optional<std::string> lastKey(Column column) override;
+  std::optional<std::pair<std::string, std::string>> lastEntry(Column column) override;
   void sync() override;
   std::optional<uint64_t> readHighWater() override;
   uint64_t diskBytes() override;

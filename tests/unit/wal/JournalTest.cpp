@@ -270,6 +270,28 @@ TEST(JournalTest, CheckpointsStoreStateAndRestartFindsNewest) {
   EXPECT_EQ(journal->checkpointSeqs(), (std::vector<uint64_t>{6, 8}));
 }
 
+// The open's strict pass reads the newest checkpoint and hands it to the first reader (a restart
+// reads tens of MB once); it must never stand in for a checkpoint written after the open.
+TEST(JournalTest, TheCheckpointReadAtOpenNeverHidesANewerOne) {
+  TempDir dir;
+  {
+    auto journal = Journal::open(dir.path());
+    journal->append(intent("a", "x"), Durability::Lazy);
+    journal->writeCheckpoint(1, "state-at-1");
+  }
+  auto journal = Journal::open(dir.path());
+  journal->append(intent("a", "y"), Durability::Lazy);
+  journal->writeCheckpoint(3, "state-at-3");
+  auto cp = journal->latestCheckpoint();
+  ASSERT_TRUE(cp);
+  EXPECT_EQ(cp->state, "state-at-3");
+  EXPECT_EQ(journal->latestCheckpoint()->state, "state-at-3") << "read again from storage";
+  journal.reset();
+  auto again = Journal::open(dir.path());
+  EXPECT_EQ(again->latestCheckpoint()->coversThrough, 3u);
+  EXPECT_EQ(again->latestCheckpoint()->coversThrough, 3u) << "the second read finds it too";
+}
+
 TEST(JournalTest, PruneDropsOldRecordsAndTheirIndexEntries) {
   TempDir dir;
   auto journal = Journal::open(dir.path());
