@@ -29,7 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests/e2e"))
-from harness import ControlPlane, Process, free_port, run, wait_until  # noqa: E402
+from harness import ControlPlane, Process, crd_dir, free_port, run, wait_until  # noqa: E402
 
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
 KUBERAY_VERSION = os.environ.get("KUBERAY_VERSION", "v1.6.2")
@@ -158,15 +158,7 @@ def audit_counts(path):
 
 
 def apply_crds(cp, operator):
-    if operator == "kuberay":
-        modcache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True,
-                                  check=True).stdout.strip()  # where build.sh's go get put KubeRay
-        crds = os.path.join(modcache, "github.com/ray-project/kuberay",
-                            f"ray-operator@{KUBERAY_VERSION}", "config/crd/bases")
-        crds = os.environ.get("KUBERAY_CRDS", crds)
-    else:
-        crds = os.path.join(ROOT, "deploy/crds")
-    cp.kubectl("apply", "--server-side", "-f", crds)
+    cp.kubectl("apply", "--server-side", "-f", crd_dir(operator, ROOT, KUBERAY_VERSION))
     wait_until("CRDs served", lambda: cp.kube.list("RayJob") is not None, 60, 0.3)
 
 

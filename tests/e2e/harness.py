@@ -43,6 +43,19 @@ def wait_until(what, predicate, timeout, interval=0.2):
                        (f" (last error: {last_error})" if last_error else ""))
 
 
+def crd_dir(operator, root, kuberay_version):
+    """The CRDs to install for an operator under test: KubeRay's own for KubeRay's operator (its
+    manager waits for every kind it watches, RayService among them, and exits after two minutes
+    when one is not served), else rayjournal's deploy/crds. KUBERAY_CRDS overrides KubeRay's."""
+    if operator != "kuberay":
+        return os.path.join(root, "deploy", "crds")
+    modcache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True,
+                              check=True).stdout.strip()  # where build.sh's go get put KubeRay
+    bases = os.path.join(modcache, "github.com/ray-project/kuberay",
+                         f"ray-operator@{kuberay_version}", "config/crd/bases")
+    return os.environ.get("KUBERAY_CRDS", bases)
+
+
 def run(cmd, **kwargs):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
 

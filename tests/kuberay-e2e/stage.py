@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from harness import ControlPlane, Process, wait_until  # noqa: E402
+from harness import ControlPlane, Process, crd_dir, wait_until  # noqa: E402
 from standin import GATEWAY, Kubelet  # noqa: E402
 
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache", "control-plane"))
@@ -51,7 +51,8 @@ class Stage:
 
     def start(self):
         self.cp.start()
-        self.cp.kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "deploy", "crds"))
+        self.cp.kubectl("apply", "--server-side", "-f",
+                        crd_dir(self.operator, ROOT, KUBERAY_VERSION))
         wait_until("CRDs served", lambda: self.cp.kube.list("RayJob") is not None, 60, 0.5)
         self.kubelet = Kubelet(self.cp.kube, os.path.join(CACHE, "ray-venv"), self.work).start()
         return self.start_operator()

@@ -17,6 +17,7 @@ Needs root (the stand-in's namespaces) and iptables (the W9 case)."""
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -381,6 +382,11 @@ def run_operator(operator, cases, args, runs_dir):
                 rows.append({"case": case.name, "weak_spot": case.weak_spot,
                              "operator": operator, "verdict": "error", "problems": [str(e)]})
             if not stage.op.alive():
+                code = stage.op.proc.returncode
+                if code != -signal.SIGKILL:  # a case's own kill -9 is the fault it injects
+                    rows[-1].update(verdict="error", problems=[
+                        f"the operator exited by itself (code {code}) during the case; "
+                        f"see {work}/operator.log"])
                 stage.start_operator()
             print(f"weakspots.py: {operator}: {case.name}: {rows[-1]['verdict']} "
                   f"{rows[-1]['problems']}", file=sys.stderr, flush=True)
