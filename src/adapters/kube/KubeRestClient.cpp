@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "model/JsonAccess.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -288,6 +290,10 @@ void KubeRestClient::watch(const std::string& kind, WatchCallback callback) {
 namespace {
 
 // The Deleted event of an object a relist no longer lists: its name and last resourceVersion.
+const std::string& versionOf(const json& o) {
+  return model::stringAt(model::objectAt(o, "metadata"), "resourceVersion");
+}
+
 json finalStateUnknown(const std::string& kind, const std::string& apiVersion,
                        const std::string& key, const std::string& resourceVersion) {
   const size_t slash = key.find('/');
@@ -299,10 +305,6 @@ json finalStateUnknown(const std::string& kind, const std::string& apiVersion,
             {"resourceVersion", resourceVersion}}}};
 }
 
-std::string knownVersionOf(const json& o) {
-  auto meta = o.find("metadata");
-  return meta != o.end() && meta->is_object() ? meta->value("resourceVersion", "") : "";
-}
 
 }  // namespace
 
@@ -316,7 +318,7 @@ std::string KubeRestClient::relist(const std::string& kind, const std::string& n
   for (auto& item : doc["items"]) {
     item["kind"] = kind;
     item["apiVersion"] = doc.value("apiVersion", "");
-    now[objectKey(item)] = knownVersionOf(item);
+    now[objectKey(item)] = versionOf(item);
   }
   for (const auto& [key, resourceVersion] : known) {
     if (!now.count(key))
@@ -327,7 +329,7 @@ std::string KubeRestClient::relist(const std::string& kind, const std::string& n
     auto it = known.find(objectKey(item));
     if (it == known.end()) {
       callback(WatchEventType::Added, item);
-    } else if (it->second != knownVersionOf(item)) {
+    } else if (it->second != versionOf(item)) {
       callback(WatchEventType::Modified, item);
     }
   }
@@ -363,7 +365,7 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
     w.known.erase(key);
     callback(WatchEventType::Deleted, o);
   } else {
-    bool added = w.known.insert_or_assign(key, knownVersionOf(o)).second;
+    bool added = w.known.insert_or_assign(key, versionOf(o)).second;
     callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
   }
   w.failures = 0;
