@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "adapters/Allocator.h"
+#include "adapters/CrashReport.h"
 #include "operator/EmbeddedRunner.h"
 #include "operator/KubeRayEnvironment.h"
 #include "operator/KubeRunner.h"
@@ -323,6 +324,7 @@ bool applyDecisionSettings(Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rayjournal::adapters::installCrashReport();
   rayjournal::adapters::configureAllocator();
   CLI::App app{
       "rayjournal-operator: an event-sourced Kubernetes operator for Ray jobs (KubeRay RayJob "

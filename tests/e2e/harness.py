@@ -205,6 +205,30 @@ class Process:
             return f.read()
 
 
+def crash_report(log_text, max_frames=30):
+    """The stack a crashed operator printed (src/adapters/CrashReport.h), its frames in our
+    binaries named with addr2line: what a CI log needs when the process and its core are gone."""
+    at = log_text.rfind("rayjournal: fatal signal")
+    if at < 0:
+        return []
+    lines = log_text[at:].splitlines()
+    out = [lines[0]]
+    for frame in lines[1:max_frames + 1]:
+        m = re.match(r"(/\S+)\((?:[^)+]*)\+(0x[0-9a-f]+)\)", frame)
+        if not m:
+            continue
+        name = frame
+        if "rayjournal" in os.path.basename(m.group(1)):
+            try:
+                r = subprocess.run(["addr2line", "-Cfpe", m.group(1), m.group(2)],
+                                   capture_output=True, text=True, timeout=20)
+                name = r.stdout.strip() or frame
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        out.append("  " + name)
+    return out
+
+
 class ControlPlane:
     """etcd + kube-apiserver + kube-controller-manager on 127.0.0.1."""
 

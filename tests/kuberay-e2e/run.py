@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from stage import CACHE, KUBERAY_VERSION, OPERATORS, Stage, head_commit, report  # noqa: E402
+import harness  # noqa: E402  (stage.py put tests/e2e on the path)
 
 RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)")
 FAILURE = re.compile(r"^\s+\S+_test\.go:\d+:")
@@ -92,6 +93,8 @@ def explain_failure(stage, operator_state):
                  or "[critical]" in ln]
         for line in lines[-15:]:
             print(f"  operator: {line[:300]}", file=sys.stderr)
+        for line in harness.crash_report(op.log()):
+            print(f"  operator crash: {line[:300]}", file=sys.stderr)
     errors = stage.kubelet.errors if stage.kubelet else []
     print(f"run.py: the stand-in logged {len(errors)} error(s)", file=sys.stderr)
     for line in errors[:15]:
