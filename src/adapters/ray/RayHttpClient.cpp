@@ -1,5 +1,7 @@
 #include "adapters/ray/RayHttpClient.h"
 
+#include <algorithm>
+
 namespace rayjournal::ray {
 namespace {
 
@@ -34,15 +36,30 @@ std::string serviceProxyPath(const std::string& dashboard, const std::string& ta
   return "/api/v1/namespaces/" + ns + "/services/" + svc + ":" + port + "/proxy" + target;
 }
 
-http::HttpClient& RayHttpClient::clientFor(const std::string& dashboard) {
+std::shared_ptr<http::HttpClient> RayHttpClient::clientFor(const std::string& dashboard) {
   std::string address = options_.dashboardOverride.empty() ? dashboard : options_.dashboardOverride;
   std::lock_guard lock(mu_);
-  auto& client = clients_[address];
-  if (!client) {
+  auto found = clients_.find(address);
+  if (found == clients_.end()) {
+    if (clients_.size() >= std::max<size_t>(1, options_.maxDashboardClients)) {
+      auto oldest = std::min_element(clients_.begin(), clients_.end(), [](auto& a, auto& b) {
+        return a.second.lastUse < b.second.lastUse;
+      });
+      clients_.erase(oldest);  // its sockets close when its last call returns
+    }
     std::string url = address.find("://") == std::string::npos ? "http://" + address : address;
-    client = std::make_unique<http::HttpClient>(url, http::TlsConfig{}, options_.timeout);
+    found = clients_
+                .emplace(address, KeptClient{std::make_shared<http::HttpClient>(
+                                                 url, http::TlsConfig{}, options_.timeout)})
+                .first;
   }
-  return *client;
+  found->second.lastUse = ++uses_;
+  return found->second.client;
+}
+
+size_t RayHttpClient::dashboardClients() {
+  std::lock_guard lock(mu_);
+  return clients_.size();
 }
 
 void RayHttpClient::useAuthToken(const std::string& dashboard, const std::string& token) {
@@ -67,7 +84,7 @@ http::HttpResponse RayHttpClient::call(const std::string& dashboard, const std::
   try {
     if (options_.kubernetesProxy)
       return options_.kubernetesProxy(method, serviceProxyPath(dashboard, target), body, headers);
-    return clientFor(dashboard).request(method, target, body, headers);
+    return clientFor(dashboard)->request(method, target, body, headers);
   } catch (const http::HttpError& e) {
     throw RayError(std::string("Ray dashboard unreachable: ") + e.what());
   }

@@ -28,6 +28,11 @@ struct RayHttpOptions {
   RayTransport kubernetesProxy;
   std::string authToken;  // Ray >= 2.52 token auth (Authorization: Bearer)
   std::chrono::milliseconds timeout{5000};
+  // The HTTP clients (each with its pooled keep-alive connections, open file descriptors) kept
+  // for this many dashboards, the most recently used; another dashboard's replaces the least
+  // recently used. A finished RayCluster's dashboard is never called again: without the bound,
+  // a long-running operator would keep a client and its sockets for every cluster it ever ran.
+  size_t maxDashboardClients = 64;
 };
 
 // "/api/v1/namespaces/NS/services/SVC:PORT/proxy" + target, for a dashboard address
@@ -49,15 +54,23 @@ class RayHttpClient : public RayJobsClient {
   // DELETE /api/jobs/{id}: true when deleted, false when Ray does not know the id; Ray refuses
   // (RayError) a job that is not terminal.
   bool deleteJob(const std::string& dashboard, const std::string& submissionId);
+  // How many dashboards' HTTP clients are kept now (at most options.maxDashboardClients).
+  size_t dashboardClients();
 
  private:
   http::HttpResponse call(const std::string& dashboard, const std::string& method,
                           const std::string& target, const std::string& body = "");
-  http::HttpClient& clientFor(const std::string& dashboard);
+  // Shared: a call keeps its client alive even when another dashboard's evicts it meanwhile.
+  std::shared_ptr<http::HttpClient> clientFor(const std::string& dashboard);
 
+  struct KeptClient {
+    std::shared_ptr<http::HttpClient> client;
+    uint64_t lastUse = 0;
+  };
   RayHttpOptions options_;
   std::mutex mu_;
-  std::map<std::string, std::unique_ptr<http::HttpClient>> clients_;
+  std::map<std::string, KeptClient> clients_;  // dashboard address -> client (under mu_)
+  uint64_t uses_ = 0;                          // (under mu_)
   std::map<std::string, std::string> clusterTokens_;  // dashboard -> token (under mu_)
 };
 

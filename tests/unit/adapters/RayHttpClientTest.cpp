@@ -23,6 +23,23 @@ TEST(RayHttpClientTest, UnreachableDashboardIsARayError) {
   }
 }
 
+// Every RayCluster has a dashboard of its own, called while its RayJob runs and never again: a
+// client (and its keep-alive sockets) was kept for each one the operator ever called.
+TEST(RayHttpClientTest, TheClientsOfFinishedClustersDashboardsAreNotKeptForever) {
+  RayHttpOptions o;
+  o.timeout = std::chrono::milliseconds(2000);
+  o.maxDashboardClients = 3;
+  RayHttpClient client(o);
+  const std::string unreachable = "127.0.0.1:" + std::to_string(closedPort());
+  for (int cluster = 0; cluster < 10; ++cluster) {
+    // Distinct addresses of one unreachable place: every call fails fast, as for a gone cluster.
+    const std::string dashboard = "http://" + unreachable + "/c" + std::to_string(cluster);
+    EXPECT_THROW(client.getJob(dashboard, "id"), RayError);
+    EXPECT_LE(client.dashboardClients(), 3u);
+  }
+  EXPECT_EQ(client.dashboardClients(), 3u);
+}
+
 TEST(RayHttpClientTest, ServiceProxyPath) {
   EXPECT_EQ(serviceProxyPath("c-head-svc.team-a.svc.cluster.local:8265", "/api/jobs/x"),
             "/api/v1/namespaces/team-a/services/c-head-svc:8265/proxy/api/jobs/x");
