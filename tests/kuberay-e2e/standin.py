@@ -380,8 +380,14 @@ class StandinPod:
     def run_container(self, container):
         name, policy = container["name"], self.pod["spec"].get("restartPolicy", "Always")
         while not self.deleted.is_set():
-            with self.log_file(name) as log:
-                proc = self.procs[name] = self.spawn(container, log)
+            try:
+                with self.log_file(name) as log:
+                    proc = self.procs[name] = self.spawn(container, log)
+            except ImagePullError as e:
+                # This container waits, as under a kubelet; the Pod's others run on.
+                self.set_state(name, {"waiting": {"reason": "ErrImagePull", "message": str(e)}},
+                               False)
+                return
             self.set_state(name, {"running": {"startedAt": now()}}, False)
             self.await_ready(container, proc)
             code = proc.wait()
