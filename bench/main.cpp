@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "ClusterScaleBench.h"
+#include "DecodeBench.h"
 #include "JournalBench.h"
 #include "RecoveryBench.h"
 #include "ThroughputBench.h"
@@ -76,10 +77,20 @@ int main(int argc, char** argv) {
   scale->add_option("--dir", cs.dir, "scratch directory for the journal");
   scale->add_flag("--json", json, "print one JSON object (the default output)");
 
+  rayjournal::bench::DecodeOptions dec;
+  auto* decode = app.add_subcommand(
+      "decode", "a recorded watch stream decoded three ways: nlohmann DOM, nlohmann SAX, simdjson");
+  decode->add_option("--stream", dec.streams, "a file of watch events, one per line (repeatable)")
+      ->required();
+  decode->add_option("--repeat", dec.repeat, "passes per decoder (the best is kept)")
+      ->capture_default_str();
+  decode->add_flag("--json", json, "print one JSON object (the default output)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*journal)
       std::cout << rayjournal::bench::runJournalBench(journalOptions).dump(2) << std::endl;
+    if (*decode) std::cout << rayjournal::bench::runDecode(dec).dump(2) << std::endl;
     if (*scale) std::cout << rayjournal::bench::runClusterScale(cs).dump(2) << std::endl;
     if (*recovery) std::cout << rayjournal::bench::runRecovery(rp).dump(2) << std::endl;
     if (*throughput && !compare)

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   librocksdb-dev libboost-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libgtest-dev libgmock-dev libcli11-dev libyaml-cpp-dev libjemalloc-dev
+  libgtest-dev libgmock-dev libcli11-dev libyaml-cpp-dev libjemalloc-dev libsimdjson-dev
   zlib1g-dev libbz2-dev liblz4-dev libsnappy-dev libzstd-dev
   openssl python3-venv
 )
