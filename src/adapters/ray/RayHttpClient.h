@@ -32,7 +32,8 @@ struct RayHttpOptions {
   // for this many dashboards, the most recently used; another dashboard's replaces the least
   // recently used. A finished RayCluster's dashboard is never called again: without the bound,
   // a long-running operator would keep a client and its sockets for every cluster it ever ran.
-  size_t maxDashboardClients = 64;
+  // Above this many RayJobs polled at once, a poll may connect afresh (plain HTTP, no TLS).
+  size_t maxDashboardClients = 256;
 };
 
 // "/api/v1/namespaces/NS/services/SVC:PORT/proxy" + target, for a dashboard address
