@@ -12,7 +12,6 @@
 namespace rayjournal::wal {
 namespace {
 
-constexpr int kJournalFormatVersion = 1;
 constexpr size_t kMaxGroupWriters = 1024;
 constexpr size_t kPruneBatch = 10000;
 
@@ -75,6 +74,8 @@ std::unique_ptr<Journal> Journal::open(const std::string& dir, JournalOptions op
       // Nothing wrote in between (the strict pass is read-only, and the writable open failed
       // on the lock if another process had the journal).
       journal->openedCheckpoint_ = std::move(checked->openedCheckpoint_);
+      journal->heads_ = std::move(checked->heads_);
+      journal->headsLoaded_ = true;
       return journal;
     }
     return open(std::shared_ptr<JournalStorage>(RocksStorage::open(dir, RocksStorage::Mode::Normal)),
@@ -149,6 +150,7 @@ void Journal::initialize() {
     version = std::to_string(kJournalFormatVersion);
   }
   int found = std::stoi(*version);
+  openedFormat_ = found;
   if (found > kJournalFormatVersion) {
     throw JournalError("journal " + describe() + " has format version " + std::to_string(found) +
                        " but this build supports up to version " +
@@ -174,9 +176,59 @@ void Journal::initialize() {
     std::lock_guard lock(checkpointMu_);
     openedCheckpoint_ = std::move(cp);
   }
+  if (options_.readOnly ? options_.strict : !options_.tailVerified) {
+    std::lock_guard lock(headsMu_);
+    loadHeads();
+  }
   if (options_.readOnly) return;
   ++epoch_;
-  storage_->write({{Column::Meta, "epoch", std::to_string(epoch_)}}, true);
+  std::vector<WriteOp> ops = {{Column::Meta, "epoch", std::to_string(epoch_)}};
+  if (openedFormat_ < kJournalFormatVersion) {
+    // Upgrade: the records written from now on carry back-pointers; the older ones stay in the
+    // by_object index. The heads start empty at the last format-1 record.
+    ObjectHeads none;
+    none.through = lastSeq_;
+    ops.push_back({Column::Meta, "format_version", std::to_string(kJournalFormatVersion)});
+    ops.push_back({Column::Meta, "object_heads", none.encode()});
+  }
+  storage_->write(ops, true);
+}
+
+void Journal::loadHeads() {
+  ObjectHeads heads;
+  if (openedFormat_ < 2) {
+    heads.through = lastSeq_;  // no record of format 1 points back
+  } else if (auto saved = storage_->get(Column::Meta, "object_heads")) {
+    auto decoded = ObjectHeads::decode(*saved);
+    if (decoded && decoded->through <= lastSeq_) heads = std::move(*decoded);
+  }
+  catchUpHeads(heads);
+  heads_ = std::move(heads);
+  headsLoaded_ = true;
+}
+
+void Journal::catchUpHeads(ObjectHeads& heads) {
+  uint64_t from = std::max(heads.through + 1, firstSeq_.load());
+  storage_->scan(Column::Records, encodeSeqKey(from), [&](std::string_view k, std::string_view v) {
+    uint64_t seq = decodeSeqKey(k);
+    try {
+      heads.note(decodeRecord(seq, v));
+    } catch (const JournalError&) {
+      // An unreadable record is no head; verify and the scrubber report it.
+    }
+    heads.through = seq;
+    return true;
+  });
+}
+
+uint64_t Journal::newestOf(const std::string& indexKey) {
+  std::lock_guard lock(headsMu_);
+  if (!headsLoaded_) {
+    loadHeads();
+  } else if (options_.readOnly && options_.follow) {
+    catchUpHeads(heads_);
+  }
+  return heads_.find(indexKey);
 }
 
 // The journal must reach every seq it ever acknowledged; a shortfall means acknowledged records
@@ -256,15 +308,24 @@ uint64_t Journal::submit(Writer& w) {
   return w.firstSeq;
 }
 
-void Journal::fillAndCollect(Writer& w, std::vector<WriteOp>& ops, uint64_t& bytes) {
+void Journal::fillAndCollect(Writer& w, std::vector<WriteOp>& ops, uint64_t& bytes,
+                             const ObjectHeads& group) {
   for (auto& r : *w.records) {
     std::string value = encodeRecord(r);
     bytes += value.size();
-    if (!r.object.empty())
-      ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq), ""});
     if (w.checkpointState && r.type == RecordType::Checkpoint) {
       ops.push_back({Column::Checkpoints, encodeSeqKey(r.seq),
                      encodeCheckpointValue(w.checkpointCovers, *w.checkpointState)});
+      // The heads beside the checkpoint, so that an open reads only the records after it. They
+      // may include the rest of this group: noting those again on open changes nothing.
+      ObjectHeads heads;
+      {
+        std::lock_guard lock(headsMu_);
+        heads = heads_;
+      }
+      for (const auto& [key, seq] : group.entries()) heads.note(key, seq);
+      heads.through = group.through;
+      ops.push_back({Column::Meta, "object_heads", heads.encode()});
     }
     ops.push_back({Column::Records, encodeSeqKey(r.seq), std::move(value)});
   }
@@ -290,8 +351,24 @@ std::exception_ptr Journal::ownCopy(const std::exception_ptr& error) const {
 
 // Runs by the writer at the front of the queue: takes every queued writer (bounded), assigns
 // their seqs in queue order, writes them as one batch, and wakes them.
+void Journal::linkToPrevious(Record& r, ObjectHeads& group) {
+  if (r.object.empty()) {
+    r.previous = 0;
+    return;
+  }
+  std::string key = r.object.indexKey();
+  uint64_t previous = group.find(key);
+  if (previous == 0) {
+    std::lock_guard lock(headsMu_);
+    previous = heads_.find(key);
+  }
+  r.previous = previous;
+  group.note(key, r.seq);
+}
+
 void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
   std::vector<Writer*> group;
+  ObjectHeads groupHeads;  // this group's newest record per object, applied once it is written
   bool sync = false;
   uint64_t next = lastSeq_.load();
   int64_t time = now();
@@ -304,14 +381,16 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
       r.seq = ++next;
       if (r.timeMs == 0) r.timeMs = time;
       if (r.epoch == 0) r.epoch = epoch_;
+      linkToPrevious(r, groupHeads);
     }
   }
+  groupHeads.through = next;
   lock.unlock();
   std::exception_ptr error;
   std::vector<WriteOp> ops;
   uint64_t bytes = 0;  // counted into stats_ under the lock: stats() reads it from any thread
   try {
-    for (Writer* w : group) fillAndCollect(*w, ops, bytes);
+    for (Writer* w : group) fillAndCollect(*w, ops, bytes, groupHeads);
     storage_->write(ops, sync);
   } catch (...) {
     error = std::current_exception();
@@ -322,6 +401,11 @@ void Journal::runGroup(std::unique_lock<std::mutex>& lock) {
     if (listener_) {
       for (Writer* w : group)
         for (const auto& r : *w->records) listener_(r);
+    }
+    {
+      std::lock_guard heads(headsMu_);
+      for (const auto& [key, seq] : groupHeads.entries()) heads_.note(key, seq);
+      heads_.through = next;
     }
     lastSeq_ = next;
     stats_.bytes += bytes;
@@ -469,14 +553,51 @@ void Journal::scan(uint64_t from, const RecordVisitor& visit) {
 }
 
 void Journal::scanObject(const ObjectRef& object, uint64_t from, const RecordVisitor& visit) {
-  std::string prefix = objectIndexPrefix(object.indexKey());
+  std::string key = object.indexKey();
+  std::vector<uint64_t> indexed = indexedSeqs(key, from);
+  std::vector<uint64_t> chain = chainSeqs(key, from);  // newest first
+  std::vector<uint64_t> seqs;
+  seqs.reserve(indexed.size() + chain.size());
+  std::merge(indexed.begin(), indexed.end(), chain.rbegin(), chain.rend(),
+             std::back_inserter(seqs));
+  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());  // salvaged: in both
+  for (uint64_t seq : seqs) {
+    auto record = get(seq);
+    if (!record) continue;  // pruned meanwhile
+    if (!visit(*record)) return;
+  }
+}
+
+std::vector<uint64_t> Journal::indexedSeqs(const std::string& indexKey, uint64_t from) {
+  std::vector<uint64_t> seqs;
+  std::string prefix = objectIndexPrefix(indexKey);
   storage_->scan(Column::ByObject, prefix + encodeSeqKey(from),
                  [&](std::string_view k, std::string_view) {
                    if (k.substr(0, prefix.size()) != prefix) return false;
-                   auto record = get(decodeSeqKey(k));
-                   if (!record) return true;  // pruned
-                   return visit(*record);
+                   seqs.push_back(decodeSeqKey(k));
+                   return true;
                  });
+  return seqs;
+}
+
+// Stops where the chain leaves the journal: below `from` or the first seq, at a lost or
+// unreadable record, or at a record of another object (damage that verify reports).
+std::vector<uint64_t> Journal::chainSeqs(const std::string& indexKey, uint64_t from) {
+  std::vector<uint64_t> seqs;
+  uint64_t floor = std::max<uint64_t>({from, firstSeq_.load(), 1});
+  for (uint64_t seq = newestOf(indexKey); seq >= floor;) {
+    std::optional<Record> r;
+    try {
+      r = get(seq);
+    } catch (const JournalError&) {
+      break;
+    }
+    if (!r || r->object.indexKey() != indexKey) break;
+    seqs.push_back(seq);
+    if (!r->previous) break;
+    seq = *r->previous;
+  }
+  return seqs;
 }
 
 uint64_t Journal::writeCheckpoint(uint64_t coversThrough, const std::string& state) {
@@ -546,18 +667,8 @@ void Journal::prune(uint64_t beforeSeq) {
     stats_.prunedRecords += beforeSeq - from;
   }
   std::vector<WriteOp> ops;
-  storage_->scan(Column::Records, encodeSeqKey(from), [&](std::string_view k, std::string_view v) {
-    uint64_t seq = decodeSeqKey(k);
-    if (seq >= beforeSeq) return false;
-    try {
-      Record r = decodeRecord(seq, v);
-      if (!r.object.empty())
-        ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), seq), "",
-                       WriteOp::Kind::Delete});
-    } catch (const JournalError&) {
-      // An undecodable record being pruned takes its (unknown) index entry's record with it;
-      // scanObject skips index entries whose record is gone.
-    }
+  storage_->scan(Column::Records, encodeSeqKey(from), [&](std::string_view k, std::string_view) {
+    if (decodeSeqKey(k) >= beforeSeq) return false;
     ops.push_back({Column::Records, std::string(k), "", WriteOp::Kind::Delete});
     if (ops.size() >= kPruneBatch) {
       storage_->write(ops, false);
@@ -570,8 +681,32 @@ void Journal::prune(uint64_t beforeSeq) {
       ops.push_back({Column::Checkpoints, encodeSeqKey(seq), "", WriteOp::Kind::Delete});
   }
   storage_->write(ops, true);
+  {
+    std::lock_guard lock(headsMu_);
+    heads_.dropBefore(beforeSeq);
+  }
   // Deleted keys free their space only once compacted away.
   storage_->compactBefore(Column::Records, encodeSeqKey(beforeSeq));
+  pruneIndexBefore(beforeSeq);
+}
+
+// The index holds only records of format 1 and of salvages: few, and none once pruned away.
+void Journal::pruneIndexBefore(uint64_t beforeSeq) {
+  std::vector<WriteOp> ops;
+  bool deleted = false;
+  storage_->scan(Column::ByObject, "", [&](std::string_view k, std::string_view) {
+    if (decodeSeqKey(k) < beforeSeq) {
+      ops.push_back({Column::ByObject, std::string(k), "", WriteOp::Kind::Delete});
+      deleted = true;
+    }
+    if (ops.size() >= kPruneBatch) {
+      storage_->write(ops, false);
+      ops.clear();
+    }
+    return true;
+  });
+  if (!deleted) return;
+  if (!ops.empty()) storage_->write(ops, true);
   storage_->compactBefore(Column::ByObject, "");
 }
 
@@ -622,6 +757,37 @@ uint64_t Journal::firstSeqAtOrAfter(int64_t timeMs) {
   return low;
 }
 
+bool Journal::ChainFacts::needsIndex(const Record& r) const {
+  if (!r.previous) return !r.object.empty();
+  auto it = linkedFrom.find(r.object.indexKey());
+  return it != linkedFrom.end() && r.seq < it->second;
+}
+
+// A back-pointer is sound when it names the object's previous record; a first one may also
+// name nothing, or a pruned seq. Naming a lost seq is no fault of the chain, but the records
+// before it are then reachable only through the index (a salvage wrote it).
+Journal::ChainFacts Journal::followChains(const std::function<void(std::string)>& problem) {
+  ChainFacts facts;
+  facts.through = lastSeq_;
+  scan(firstSeq_, [&](const Record& r) {
+    if (r.object.empty() || !r.previous) return true;
+    std::string key = r.object.indexKey();
+    auto seen = facts.newest.find(key);
+    uint64_t expected = seen == facts.newest.end() ? 0 : seen->second, previous = *r.previous;
+    bool first = expected == 0 && (previous == 0 || previous < firstSeq_);
+    if (previous != expected && !first) {
+      facts.linkedFrom[key] = r.seq;
+      if (!(previous > expected && lost_.contains(previous)))
+        problem("record seq " + std::to_string(r.seq) + " of " + key + " points back at seq " +
+                std::to_string(previous) + " instead of " +
+                (expected ? "seq " + std::to_string(expected) : std::string("nothing")));
+    }
+    facts.newest[key] = r.seq;
+    return true;
+  });
+  return facts;
+}
+
 std::vector<std::string> Journal::checkIndex(size_t maxProblems) {
   std::vector<std::string> problems;
   auto problem = [&](std::string text) {
@@ -647,14 +813,32 @@ std::vector<std::string> Journal::checkIndex(size_t maxProblems) {
               ", a record of " + (r.object.empty() ? "no object" : r.object.indexKey()));
     return true;
   });
+  ChainFacts facts = followChains(problem);
   scan(firstSeq_, [&](const Record& r) {
-    if (!r.object.empty() &&
+    if (facts.needsIndex(r) &&
         !storage_->get(Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq)))
       problem("record seq " + std::to_string(r.seq) + " of " + r.object.indexKey() +
-              " is missing from the per-object index");
+              " is missing from the per-object index" +
+              (r.previous ? " (no back-pointer chain reaches it)" : ""));
     return true;
   });
+  checkHeads(facts, problem);
   return problems;
+}
+
+void Journal::checkHeads(const ChainFacts& facts, const std::function<void(std::string)>& problem) {
+  std::lock_guard lock(headsMu_);
+  if (!headsLoaded_) loadHeads();
+  for (const auto& [key, seq] : facts.newest) {
+    if (uint64_t head = heads_.find(key); head != seq)
+      problem("the newest record of " + key + " is seq " + std::to_string(seq) +
+              " but its head says seq " + std::to_string(head));
+  }
+  for (const auto& [key, seq] : heads_.entries()) {
+    if (seq >= firstSeq_ && !facts.newest.count(key))
+      problem("the head of " + key + " is seq " + std::to_string(seq) +
+              ", which is not a record of it");
+  }
 }
 
 uint64_t Journal::rebuildIndex() {
@@ -671,17 +855,32 @@ uint64_t Journal::rebuildIndex() {
     return true;
   });
   flush(1);
+  ChainFacts facts = followChains([](const std::string&) {});
   uint64_t written = 0;
   scan(firstSeq_, [&](const Record& r) {
-    if (r.object.empty()) return true;
+    if (!facts.needsIndex(r)) return true;
     ops.push_back({Column::ByObject, encodeObjectIndexKey(r.object.indexKey(), r.seq), ""});
     ++written;
     flush(kPruneBatch);
     return true;
   });
   flush(1);
+  rewriteHeads(facts);
   sync();
   return written;
+}
+
+// Appends are blocked (mu_) while the heads are replaced, so none is missed.
+void Journal::rewriteHeads(const ChainFacts& facts) {
+  std::lock_guard lock(mu_);
+  ObjectHeads heads;
+  for (const auto& [key, seq] : facts.newest) heads.note(key, seq);
+  heads.through = facts.through;
+  std::lock_guard guard(headsMu_);
+  catchUpHeads(heads);
+  storage_->write({{Column::Meta, "object_heads", heads.encode()}}, true);
+  heads_ = std::move(heads);
+  headsLoaded_ = true;
 }
 
 }  // namespace rayjournal::wal

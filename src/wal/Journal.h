@@ -16,10 +16,12 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "wal/JournalStorage.h"
 #include "wal/LostRanges.h"
+#include "wal/ObjectHeads.h"
 #include "wal/Record.h"
 #include "wal/Salvage.h"
 
@@ -110,15 +112,20 @@ class Journal {
   // Visits records with seq >= from in order until visit returns false. Throws CorruptionError
   // naming the first bad seq, including a gap in the sequence.
   void scan(uint64_t from, const RecordVisitor& visit);
-  // One object's records (by kind/namespace/name) with seq >= from, in order.
+  // One object's records (by kind/namespace/name) with seq >= from, in order: a walk back from
+  // the object's newest record, merged with the by_object index (records of format 1 and of a
+  // salvage). Holds only seqs, never the records, so its memory is 8 bytes per record visited.
   void scanObject(const ObjectRef& object, uint64_t from, const RecordVisitor& visit);
 
-  // Checks the per-object index against the records both ways: every entry points at a record
-  // of that object, and every record of an object is indexed. Returns one line per problem
+  // Checks the ways to an object's records against the records: every index entry points at a
+  // record of that object, every record of format 1 is indexed, every back-pointer names the
+  // previous record of the same object, and the newest record of every object is its head.
+  // Returns one line per problem
   // (at most maxProblems) naming the seq and object; empty when sound. Reads everything.
   std::vector<std::string> checkIndex(size_t maxProblems = 100);
-  // Rewrites the per-object index from the records (what `rayjournal-replay reindex` runs).
-  // Returns the number of entries written. Writable journals only.
+  // Rewrites the by_object index from the records (what `rayjournal-replay reindex` runs):
+  // entries for records of format 1 and for every record of an object whose chain is broken,
+  // and the object heads. Returns the number of entries written. Writable journals only.
   uint64_t rebuildIndex();
 
   // Stores state as the projection through coversThrough, with a Checkpoint record (synced).
@@ -188,7 +195,31 @@ class Journal {
   // Throws CorruptionError unless every seq in [expected, present) is a lost one.
   void requireLost(uint64_t expected, uint64_t present, const std::string& what) const;
   void appendSalvageRecord();
-  void fillAndCollect(Writer& writer, std::vector<WriteOp>& ops, uint64_t& bytes);
+  void fillAndCollect(Writer& writer, std::vector<WriteOp>& ops, uint64_t& bytes,
+                      const ObjectHeads& group);
+  // Sets record.previous from the group's own records, else from heads_; notes it in group.
+  void linkToPrevious(Record& record, ObjectHeads& group);
+  // heads_ from meta `object_heads` and the records after it; headsMu_ held.
+  void loadHeads();
+  // Notes every record after heads.through (damaged ones skipped: verify reports them).
+  void catchUpHeads(ObjectHeads& heads);
+  // The newest seq of the object (loading or catching up heads_ for a read-only journal).
+  uint64_t newestOf(const std::string& indexKey);
+  std::vector<uint64_t> indexedSeqs(const std::string& indexKey, uint64_t from);
+  std::vector<uint64_t> chainSeqs(const std::string& indexKey, uint64_t from);
+  void pruneIndexBefore(uint64_t beforeSeq);
+  // What one pass over the records finds of the chains: per object its newest record of format
+  // 2, and the seq from which its back-pointers lead to the newest (records below it are found
+  // only through the index: a lost record, or damage). problem() gets one line per bad pointer.
+  struct ChainFacts {
+    std::unordered_map<std::string, uint64_t> newest;
+    std::unordered_map<std::string, uint64_t> linkedFrom;
+    uint64_t through = 0;  // the last seq when the pass began
+    bool needsIndex(const Record& record) const;
+  };
+  ChainFacts followChains(const std::function<void(std::string)>& problem);
+  void checkHeads(const ChainFacts& facts, const std::function<void(std::string)>& problem);
+  void rewriteHeads(const ChainFacts& facts);
   void runGroup(std::unique_lock<std::mutex>& lock);
   uint64_t submit(std::vector<Record>& records, bool sync);
   uint64_t submit(Writer& writer);
@@ -214,6 +245,13 @@ class Journal {
   std::mutex highWaterMu_;                  // serialises writes of the mark
   uint64_t highWaterWritten_ = 0;
   std::function<void(const Record&)> listener_;
+  // The newest record of every object: complete through the last written seq in a writable
+  // journal (the group leader alone changes it, after its write); a read-only journal loads it
+  // at its first scanObject. Under headsMu_ (after mu_ when both are held).
+  ObjectHeads heads_;
+  bool headsLoaded_ = false;
+  int openedFormat_ = kJournalFormatVersion;
+  std::mutex headsMu_;
 
   std::mutex mu_;
   std::deque<Writer*> writers_;

@@ -15,6 +15,9 @@ namespace rayjournal::wal {
 
 enum class Column : uint8_t { Records = 0, ByObject = 1, Checkpoints = 2, Meta = 3 };
 inline constexpr int kColumnCount = 4;
+// The layout of the columns (FORMAT.md): 2 since records point back at their object's previous
+// record and the by_object index holds only older and salvaged records.
+inline constexpr int kJournalFormatVersion = 2;
 // RocksDB column family names, by Column.
 inline constexpr const char* kColumnNames[kColumnCount] = {"records", "by_object", "checkpoints",
                                                            "meta"};

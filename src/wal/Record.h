@@ -47,6 +47,10 @@ struct Record {
   // The body as bytes the journal does not interpret (a CBOR map; events/EventCodec is the one
   // place that writes and reads them, events/EVENTS.md their schema).
   std::string body;
+  // The seq of the previous record of the same object (0: the first the chain holds), set by
+  // the journal on append: an object's history is a walk back from its newest record. nullopt
+  // for records of journal format 1, which the by_object index finds instead (FORMAT.md).
+  std::optional<uint64_t> previous;
 
   bool operator==(const Record&) const = default;
 };

@@ -3,6 +3,7 @@
 #include <boost/crc.hpp>
 #include <cstring>
 
+#include "wal/Coding.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::wal {
@@ -13,63 +14,6 @@ uint32_t crc32(std::string_view bytes) {
   crc.process_bytes(bytes.data(), bytes.size());
   return crc.checksum();
 }
-
-void putFixed(std::string& out, uint64_t value, int width) {
-  for (int i = 0; i < width; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-void putVarint(std::string& out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
-void putString(std::string& out, std::string_view s) {
-  putVarint(out, s.size());
-  out.append(s);
-}
-
-// Reads the payload; every short read is a truncation.
-class Reader {
- public:
-  Reader(uint64_t seq, std::string_view in) : seq_(seq), in_(in) {}
-
-  uint64_t fixed(int width) {
-    need(width);
-    uint64_t v = 0;
-    for (int i = 0; i < width; ++i) v |= uint64_t(uint8_t(in_[i])) << (8 * i);
-    in_.remove_prefix(width);
-    return v;
-  }
-  uint64_t varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      need(1);
-      uint8_t b = uint8_t(in_[0]);
-      in_.remove_prefix(1);
-      v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    throw CorruptionError(seq_, "malformed varint");
-  }
-  std::string string() {
-    uint64_t n = varint();
-    need(n);
-    std::string s(in_.substr(0, n));
-    in_.remove_prefix(n);
-    return s;
-  }
-  std::string_view rest() const { return in_; }
-
- private:
-  void need(uint64_t n) const {
-    if (in_.size() < n) throw CorruptionError(seq_, "truncated value");
-  }
-  uint64_t seq_;
-  std::string_view in_;
-};
 
 }  // namespace
 
@@ -84,11 +28,13 @@ std::string encodeRecord(const Record& r) {
   putString(payload, r.object.ns);
   putString(payload, r.object.name);
   putString(payload, r.object.uid);
+  // The back-pointer as a distance: one or two bytes for a busy object.
+  if (r.previous) putVarint(payload, *r.previous == 0 ? 0 : r.seq - *r.previous);
   payload.append(r.body);
 
   std::string out;
   out.reserve(payload.size() + 5);
-  out.push_back(static_cast<char>(kRecordFormatVersion));
+  out.push_back(static_cast<char>(r.previous ? kRecordFormatVersion : 1));
   putFixed(out, crc32(payload), 4);
   out.append(payload);
   return out;
@@ -104,7 +50,7 @@ void verifyRecord(uint64_t seq, std::string_view value) {
                        std::to_string(kRecordFormatVersion) + "; upgrade rayjournal");
   }
   if (version == 0) throw CorruptionError(seq, "format version 0 is invalid");
-  Reader header(seq, value.substr(1, 4));
+  ByteReader header(seq, value.substr(1, 4));
   if (crc32(value.substr(5)) != uint32_t(header.fixed(4)))
     throw CorruptionError(seq, "checksum mismatch");
 }
@@ -112,7 +58,7 @@ void verifyRecord(uint64_t seq, std::string_view value) {
 Record decodeRecord(uint64_t seq, std::string_view value) {
   verifyRecord(seq, value);
   std::string_view payload = value.substr(5);
-  Reader in(seq, payload);
+  ByteReader in(seq, payload);
   Record r;
   r.seq = seq;
   uint8_t type = uint8_t(in.fixed(1));
@@ -126,6 +72,13 @@ Record decodeRecord(uint64_t seq, std::string_view value) {
   r.object.ns = in.string();
   r.object.name = in.string();
   r.object.uid = in.string();
+  if (uint8_t(value[0]) >= 2) {
+    uint64_t distance = in.varint();
+    if (distance >= seq && distance != 0)
+      throw CorruptionError(seq, "back-pointer " + std::to_string(distance) +
+                                     " records back reaches before seq 1");
+    r.previous = distance == 0 ? 0 : seq - distance;
+  }
   r.body = std::string(in.rest());
   return r;
 }

@@ -10,9 +10,11 @@
 
 namespace rayjournal::wal {
 
-inline constexpr uint8_t kRecordFormatVersion = 1;
+// Version 2 adds the back-pointer to the object's previous record; version 1 values (no
+// back-pointer) are still read, and written for records whose `previous` is unset.
+inline constexpr uint8_t kRecordFormatVersion = 2;
 
-// Guarantees: decode(seq, encode(r)) == r with r.seq = seq.
+// Guarantees: decode(seq, encode(r)) == r with r.seq = seq. Requires previous < seq when set.
 std::string encodeRecord(const Record& record);
 
 // Throws CorruptionError (naming seq) on a checksum mismatch, a truncated value or an

@@ -133,7 +133,7 @@ SalvageReport plan(Gathered& g, const std::string& cause) {
 void writeJournal(const std::string& target, const Gathered& g) {
   auto storage = RocksStorage::open(target, RocksStorage::Mode::Normal);
   std::vector<WriteOp> ops = {
-      {Column::Meta, "format_version", "1"},
+      {Column::Meta, "format_version", std::to_string(kJournalFormatVersion)},
       {Column::Meta, "instance_id", g.instanceId.empty() ? randomHex(16) : g.instanceId},
       {Column::Meta, "epoch", std::to_string(g.epoch)},
       {Column::Meta, "first_seq", std::to_string(g.firstSeq)}};

@@ -55,7 +55,8 @@ int reindex(const std::string& dir, Output output, std::ostream& out) {
     if (output == Output::Json)
       out << json{{"journal", dir}, {"indexEntries", written}}.dump() << "\n";
     else
-      out << "rebuilt the per-object index of " << dir << ": " << written << " entries\n";
+      out << "rebuilt the per-object index of " << dir << ": " << written
+          << " entries (records no back-pointer chain reaches) and the object heads\n";
     return 0;
   });
 }

@@ -155,8 +155,12 @@ TEST_F(JournalDamageTest, MissingWalWithAcknowledgedRecordsIsRefused) {
 }
 
 TEST_F(JournalDamageTest, DamagedTableFooterLosesOnlyThatTable) {
-  // The records table holding 102..200 is the largest table written second; break its footer.
-  std::string table = largest(filesWithSuffix(dir, ".sst"));
+  // The two records tables are the largest; the one holding 102..200 has the higher file
+  // number. Break its footer.
+  auto tables = filesWithSuffix(dir, ".sst");
+  std::string first = largest(tables);
+  tables.erase(first);
+  std::string table = std::max(first, largest(tables));
   flipBytes(table, fs::file_size(table) - 20, 12);
   expectRefusedUnchanged(dir, table);
   auto journal = salvageAndCheck(dir);
