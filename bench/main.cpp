@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "CacheSizeBench.h"
 #include "ClusterScaleBench.h"
 #include "DecodeBench.h"
 #include "JournalBench.h"
@@ -86,11 +87,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   decode->add_flag("--json", json, "print one JSON object (the default output)");
 
+  rayjournal::bench::CacheSizeOptions cacheSize;
+  auto* sizes = app.add_subcommand(
+      "cache-size", "per kind, a cached object as a parsed document and packed, and a packed read");
+  sizes->add_option("--stream", cacheSize.streams, "a file of watch events, one per line (repeatable)")
+      ->required();
+  sizes->add_option("--repeat", cacheSize.repeat, "passes when timing reads (the best is kept)")
+      ->capture_default_str();
+  sizes->add_flag("--json", json, "print one JSON object (the default output)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*journal)
       std::cout << rayjournal::bench::runJournalBench(journalOptions).dump(2) << std::endl;
     if (*decode) std::cout << rayjournal::bench::runDecode(dec).dump(2) << std::endl;
+    if (*sizes) std::cout << rayjournal::bench::runCacheSize(cacheSize).dump(2) << std::endl;
     if (*scale) std::cout << rayjournal::bench::runClusterScale(cs).dump(2) << std::endl;
     if (*recovery) std::cout << rayjournal::bench::runRecovery(rp).dump(2) << std::endl;
     if (*throughput && !compare)

@@ -18,8 +18,14 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
       ray_(ray),
       clock_(clock),
       options_(std::move(options)),
+      // Every cached kind packed: a parsed RayJob or RayCluster is ~15 KB of small nodes, its
+      // CBOR ~2.3 KB, for a read of ~20 us (rayjournal-bench cache-size, BENCHMARKS.md).
       cache_(kube, {"RayJob", "RayCluster", "Job", "Pod", "Service"},
-             {{"Pod", {controller::podAsCached, true}}}),
+             {{"Pod", {controller::podAsCached, true}},
+              {"RayJob", {nullptr, true}},
+              {"RayCluster", {nullptr, true}},
+              {"Job", {nullptr, true}},
+              {"Service", {nullptr, true}}}),
       executor_(journal, cache_, ray, clock),
       rayJobReconciler_(cache_, ray, executor_, projection_, journal, clock, options_.decide),
       clusterReconciler_(cache_, executor_, projection_, clock,
