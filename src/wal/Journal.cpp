@@ -209,10 +209,11 @@ void Journal::loadHeads() {
 
 void Journal::catchUpHeads(ObjectHeads& heads) {
   uint64_t from = std::max(heads.through + 1, firstSeq_.load());
+  std::string key;
   storage_->scan(Column::Records, encodeSeqKey(from), [&](std::string_view k, std::string_view v) {
     uint64_t seq = decodeSeqKey(k);
     try {
-      heads.note(decodeRecord(seq, v));
+      if (decodeChainKey(seq, v, key)) heads.note(key, seq);
     } catch (const JournalError&) {
       // An unreadable record is no head; verify and the scrubber report it.
     }

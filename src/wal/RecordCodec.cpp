@@ -83,6 +83,20 @@ Record decodeRecord(uint64_t seq, std::string_view value) {
   return r;
 }
 
+bool decodeChainKey(uint64_t seq, std::string_view value, std::string& indexKey) {
+  verifyRecord(seq, value);
+  if (uint8_t(value[0]) < 2) return false;
+  ByteReader in(seq, value.substr(5));
+  in.fixed(1);  // type
+  in.fixed(8);  // time
+  in.varint();      // epoch
+  in.varint();      // attempt
+  std::string kind = in.string(), ns = in.string(), name = in.string();
+  if (kind.empty() && ns.empty() && name.empty()) return false;
+  indexKey = ObjectRef{std::move(kind), std::move(ns), std::move(name), ""}.indexKey();
+  return true;
+}
+
 std::string encodeSeqKey(uint64_t seq) {
   std::string key(8, '\0');
   for (int i = 0; i < 8; ++i) key[i] = static_cast<char>((seq >> (8 * (7 - i))) & 0xff);

@@ -21,6 +21,10 @@ std::string encodeRecord(const Record& record);
 // undecodable body, and JournalError when the record was written by a newer format version.
 Record decodeRecord(uint64_t seq, std::string_view value);
 
+// For the object heads: whether the record is a link of an object's chain (format 2, about an
+// object), and then its per-object index key, without copying the body. Throws like decodeRecord.
+bool decodeChainKey(uint64_t seq, std::string_view value, std::string& indexKey);
+
 // Checks version and checksum only (no body decode): cheap enough to run over a whole tail at
 // open. Throws like decodeRecord.
 void verifyRecord(uint64_t seq, std::string_view value);
