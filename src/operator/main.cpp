@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "operator/KubeRayEnvironment.h"
 #include "operator/KubeRunner.h"
 #include "operator/LiveTable.h"
+#include "model/Syntax.h"
 
 namespace {
 
@@ -258,12 +258,11 @@ void setUpLogging(const Flags& f) {
 
 // KubeRay's --watch-namespace: a comma-separated list, "" for all namespaces.
 bool parseWatchNamespaces(const std::string& flag, std::vector<std::string>& out) {
-  static const std::regex label("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
   if (flag.empty()) return true;
   for (size_t start = 0;;) {
     size_t comma = flag.find(',', start);
     std::string ns = flag.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (ns.size() > 63 || !std::regex_match(ns, label)) {
+    if (ns.size() > 63 || !rayjournal::model::isDns1123Label(ns)) {
       spdlog::error("--watch-namespace {}: \"{}\" is not a namespace name (a DNS-1123 label)",
                     flag, ns);
       return false;

@@ -1,10 +1,12 @@
 #include "adapters/sim/SimAutoscaler.h"
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <string_view>
 
 #include "model/JsonAccess.h"
 #include "model/Quantity.h"
+#include "model/Syntax.h"
 
 namespace rayjournal::sim {
 namespace {
@@ -27,12 +29,10 @@ bool running(const json& pod) {
 
 // The CPUs a Ray node offers: --num-cpus of its `ray start`, else the container's CPU limit.
 int64_t cpusOf(const json& container) {
-  static const std::regex numCpus("--num-cpus=([0-9]+)");
-  std::smatch m;
   for (const auto& arg : arrayAt(container, "args")) {
     if (!arg.is_string()) continue;
-    const std::string& text = arg.get_ref<const std::string&>();
-    if (std::regex_search(text, m, numCpus)) return std::stoll(m[1]);
+    if (auto cpus = model::digitsAfter(arg.get_ref<const std::string&>(), "--num-cpus="))
+      return *cpus;
   }
   const json& limit = memberAt(objectAt(objectAt(container, "resources"), "limits"), "cpu");
   if (limit.is_string())
@@ -68,10 +68,28 @@ bool hasAutoscalerSidecar(const json& pod) {
 
 }  // namespace
 
+// "cpu=N" with N of 1 to 6 digits and blanks allowed around each part; 0 for anything else.
 int64_t parseCpuDemand(const std::string& annotation) {
-  static const std::regex cpu("\\s*cpu\\s*=\\s*([0-9]{1,6})\\s*");
-  std::smatch m;
-  return std::regex_match(annotation, m, cpu) ? std::stoll(m[1]) : 0;
+  std::string_view rest = annotation;
+  auto skipBlanks = [&] {
+    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front())))
+      rest.remove_prefix(1);
+  };
+  auto take = [&](std::string_view word) {
+    skipBlanks();
+    if (!rest.starts_with(word)) return false;
+    rest.remove_prefix(word.size());
+    return true;
+  };
+  if (!take("cpu") || !take("=")) return 0;
+  skipBlanks();
+  size_t digits = 0;
+  while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+  if (digits == 0 || digits > 6) return 0;
+  int64_t cpus = std::stoll(std::string(rest.substr(0, digits)));
+  rest.remove_prefix(digits);
+  skipBlanks();
+  return rest.empty() ? cpus : 0;
 }
 
 SimAutoscaler::SimAutoscaler(SimKube& kube, const Clock& clock) : kube_(kube), clock_(clock) {

@@ -1,10 +1,10 @@
 #include "controller/raycluster/ValidateCluster.h"
 
-#include <regex>
 #include <vector>
 
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/RayClusterMeta.h"
+#include "model/Syntax.h"
 #include "model/Version.h"
 
 namespace rayjournal::controller {
@@ -48,9 +48,6 @@ constexpr const char* kQualifiedName =
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
 std::vector<std::string> qualifiedNameErrors(const std::string& key) {
-  static const std::regex name("^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$");
-  static const std::regex subdomain(
-      "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
   size_t slash = key.find('/');
   if (slash != std::string::npos && key.find('/', slash + 1) != std::string::npos)
     return {std::string("a qualified name ") + kQualifiedName +
@@ -61,7 +58,7 @@ std::vector<std::string> qualifiedNameErrors(const std::string& key) {
     std::string prefix = key.substr(0, slash);
     if (prefix.empty()) errs.push_back("prefix part must be non-empty");
     else if (prefix.size() > 253) errs.push_back("prefix part must be no more than 253 characters");
-    else if (!std::regex_match(prefix, subdomain))
+    else if (!model::isDns1123Subdomain(prefix))
       errs.push_back("prefix part a lowercase RFC 1123 subdomain must consist of lower case "
                      "alphanumeric characters, '-' or '.', and must start and end with an "
                      "alphanumeric character (e.g. 'example.com', regex used for validation is "
@@ -69,16 +66,15 @@ std::vector<std::string> qualifiedNameErrors(const std::string& key) {
   }
   if (part.empty()) errs.push_back("name part must be non-empty");
   else if (part.size() > 63) errs.push_back("name part must be no more than 63 characters");
-  if (!part.empty() && !std::regex_match(part, name))
+  if (!part.empty() && !model::isQualifiedNamePart(part))
     errs.push_back(std::string("name part ") + kQualifiedName);
   return errs;
 }
 
 std::vector<std::string> labelValueErrors(const std::string& value) {
-  static const std::regex valid("^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$");
   std::vector<std::string> errs;
   if (value.size() > 63) errs.push_back("must be no more than 63 characters");
-  if (!std::regex_match(value, valid))
+  if (!model::isLabelValue(value))
     errs.push_back("a valid label must be an empty string or consist of alphanumeric characters, "
                    "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
                    "'MyValue',  or 'my_value',  or '12345', regex used for validation is "

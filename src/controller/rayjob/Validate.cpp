@@ -2,7 +2,6 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -10,6 +9,7 @@
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/RayClusterMeta.h"
 #include "controller/raycluster/ValidateCluster.h"
+#include "model/Syntax.h"
 #include "model/Version.h"
 
 namespace rayjournal::controller {
@@ -28,12 +28,11 @@ constexpr const char* kDns1035Problem =
     "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]";
 
 std::optional<ValidationError> validateMetadata(const RayJob& job) {
-  static const std::regex dns1035("^[a-z]([-a-z0-9]*[a-z0-9])?$");
   const char* prefix = "The RayJob metadata is invalid: ";
   if (job.name.size() > 47)
     return ValidationError{"InvalidRayJobMetadata",
                            std::string(prefix) + "RayJob name should be no more than 47 characters"};
-  if (!std::regex_match(job.name, dns1035))
+  if (!model::isDns1035Label(job.name))
     return ValidationError{"InvalidRayJobMetadata", std::string(prefix) +
                                                         "RayJob name should be a valid DNS1035 "
                                                         "label: " + kDns1035Problem};
