@@ -1,8 +1,9 @@
 // The journal's byte encodings (LevelDB's util/coding.h): little-endian fixed-width integers,
-// LEB128 varints and length-prefixed strings, and a reader that reports every short or
+// LEB128 varints, length-prefixed strings and the CRC-32 every stored value ends with, and a reader that reports every short or
 // malformed read as corruption of the value it reads. Pure, header-only.
 #pragma once
 
+#include <boost/crc.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,13 @@ inline void putVarint(std::string& out, uint64_t value) {
     value >>= 7;
   }
   out.push_back(static_cast<char>(value));
+}
+
+// The IEEE CRC-32 (as zlib's) of a record's payload or of the saved object heads.
+inline uint32_t crc32(std::string_view bytes) {
+  boost::crc_32_type crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
 }
 
 inline void putString(std::string& out, std::string_view s) {

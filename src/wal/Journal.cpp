@@ -1,9 +1,9 @@
 #include "wal/Journal.h"
 
-#include <boost/crc.hpp>
 #include <filesystem>
 #include <map>
 
+#include "wal/Coding.h"
 #include "wal/FileNames.h"
 #include "wal/JournalError.h"
 #include "wal/RecordCodec.h"
@@ -14,12 +14,6 @@ namespace {
 
 constexpr size_t kMaxGroupWriters = 1024;
 constexpr size_t kPruneBatch = 10000;
-
-uint32_t crcOf(const std::string& bytes) {
-  boost::crc_32_type crc;
-  crc.process_bytes(bytes.data(), bytes.size());
-  return crc.checksum();
-}
 
 std::string encodeCheckpointValue(uint64_t coversThrough, const std::string& state) {
   return encodeSeqKey(coversThrough) + state;
@@ -202,6 +196,12 @@ void Journal::loadHeads() {
     auto decoded = ObjectHeads::decode(*saved);
     if (decoded && decoded->through <= lastSeq_) heads = std::move(*decoded);
   }
+  // The tail check read the newest records already; read again only what it did not cover.
+  if (tailHeads_ && tailHeads_->from <= heads.through + 1) {
+    for (const auto& [key, seq] : tailHeads_->heads.entries()) heads.note(key, seq);
+    heads.through = std::max(heads.through, tailHeads_->heads.through);
+  }
+  tailHeads_.reset();
   catchUpHeads(heads);
   heads_ = std::move(heads);
   headsLoaded_ = true;
@@ -257,13 +257,17 @@ void Journal::requireLost(uint64_t expected, uint64_t present, const std::string
 void Journal::verifyTail(uint64_t from) {
   uint64_t expected = std::max(from, firstSeq_.load());
   uint64_t last = lastSeq_.load();
+  TailHeads tail{expected, {}};
+  tail.heads.through = expected - 1;
+  std::string key;
   try {
     storage_->scan(
         Column::Records, encodeSeqKey(expected), [&](std::string_view k, std::string_view v) {
           uint64_t seq = decodeSeqKey(k);
           if (seq != expected)
             requireLost(expected, seq, "gap in sequence; next present is " + std::to_string(seq));
-          verifyRecord(seq, v);
+          if (decodeChainKey(seq, v, key)) tail.heads.note(key, seq);  // verifies it too
+          tail.heads.through = seq;
           expected = seq + 1;
           return true;
         });
@@ -274,6 +278,8 @@ void Journal::verifyTail(uint64_t from) {
   }
   if (expected <= last)
     requireLost(expected, last + 1, "journal ends before the latest seq " + std::to_string(last));
+  tail.heads.through = std::max(tail.heads.through, last);  // the seqs after it are lost ones
+  tailHeads_ = std::move(tail);
 }
 
 void Journal::appendSalvageRecord() {
@@ -605,7 +611,7 @@ uint64_t Journal::writeCheckpoint(uint64_t coversThrough, const std::string& sta
   std::vector<Record> records(1);
   records[0].type = RecordType::Checkpoint;
   if (options_.bodies.checkpoint)
-    records[0].body = options_.bodies.checkpoint({coversThrough, state.size(), crcOf(state)});
+    records[0].body = options_.bodies.checkpoint({coversThrough, state.size(), crc32(state)});
   Writer w(&records, true, &state, coversThrough);
   {
     std::lock_guard lock(checkpointMu_);

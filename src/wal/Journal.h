@@ -199,7 +199,8 @@ class Journal {
                       const ObjectHeads& group);
   // Sets record.previous from the group's own records, else from heads_; notes it in group.
   void linkToPrevious(Record& record, ObjectHeads& group);
-  // heads_ from meta `object_heads` and the records after it; headsMu_ held.
+  // heads_ from meta `object_heads`, what verifyTail noted and the records after both;
+  // headsMu_ held.
   void loadHeads();
   // Notes every record after heads.through (damaged ones skipped: verify reports them).
   void catchUpHeads(ObjectHeads& heads);
@@ -250,6 +251,14 @@ class Journal {
   // at its first scanObject. Under headsMu_ (after mu_ when both are held).
   ObjectHeads heads_;
   bool headsLoaded_ = false;
+  // What verifyTail noted while it read the tail: the newest record per object among seqs
+  // [from, heads.through]. loadHeads merges it rather than reading those records a second time
+  // (10 M of them in a journal without a checkpoint); initialize() only.
+  struct TailHeads {
+    uint64_t from = 0;
+    ObjectHeads heads;
+  };
+  std::optional<TailHeads> tailHeads_;
   int openedFormat_ = kJournalFormatVersion;
   std::mutex headsMu_;
 

@@ -1,19 +1,8 @@
 #include "wal/ObjectHeads.h"
 
-#include <boost/crc.hpp>
-
 #include "wal/Coding.h"
 
 namespace rayjournal::wal {
-namespace {
-
-uint32_t crcOf(std::string_view bytes) {
-  boost::crc_32_type crc;
-  crc.process_bytes(bytes.data(), bytes.size());
-  return crc.checksum();
-}
-
-}  // namespace
 
 uint64_t ObjectHeads::find(const std::string& indexKey) const {
   auto it = seqs_.find(indexKey);
@@ -42,7 +31,7 @@ std::string ObjectHeads::encode() const {
     putString(out, key);
     putVarint(out, seq);
   }
-  putFixed(out, crcOf(out), 4);
+  putFixed(out, crc32(out), 4);
   return out;
 }
 
@@ -50,7 +39,7 @@ std::optional<ObjectHeads> ObjectHeads::decode(std::string_view bytes) {
   if (bytes.size() < 12) return std::nullopt;
   std::string_view body = bytes.substr(0, bytes.size() - 4);
   ByteReader crc(0, bytes.substr(bytes.size() - 4));
-  if (crc.fixed(4) != crcOf(body)) return std::nullopt;
+  if (crc.fixed(4) != crc32(body)) return std::nullopt;
   try {
     ByteReader in(0, body);
     ObjectHeads heads;

@@ -1,21 +1,11 @@
 #include "wal/RecordCodec.h"
 
-#include <boost/crc.hpp>
 #include <cstring>
 
 #include "wal/Coding.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::wal {
-namespace {
-
-uint32_t crc32(std::string_view bytes) {
-  boost::crc_32_type crc;
-  crc.process_bytes(bytes.data(), bytes.size());
-  return crc.checksum();
-}
-
-}  // namespace
 
 std::string encodeRecord(const Record& r) {
   std::string payload;
