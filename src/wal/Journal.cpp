@@ -222,6 +222,13 @@ void Journal::catchUpHeads(ObjectHeads& heads) {
   });
 }
 
+uint64_t Journal::refresh() {
+  if (!options_.readOnly || !options_.follow || !storage_->catchUp()) return lastSeq_;
+  if (auto last = storage_->lastKey(Column::Records))
+    lastSeq_ = std::max(lastSeq_.load(), decodeSeqKey(*last));
+  return lastSeq_;
+}
+
 uint64_t Journal::newestOf(const std::string& indexKey) {
   std::lock_guard lock(headsMu_);
   if (!headsLoaded_) {

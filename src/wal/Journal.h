@@ -162,6 +162,10 @@ class Journal {
   }
 
   uint64_t latestSeq() const { return lastSeq_.load(); }
+  // A journal opened with readOnly and follow: takes in the records the writer appended since
+  // (a tail -f of the journal) and returns the new latest seq; scan then reaches them. Any other
+  // journal: latestSeq(). Throws JournalError when the storage cannot catch up.
+  uint64_t refresh();
   uint64_t firstSeq() const { return firstSeq_.load(); }
   uint64_t epoch() const { return epoch_; }
   std::string instanceId() const { return instanceId_; }

@@ -69,6 +69,10 @@ class JournalStorage {
   // (of the whole column when key is empty).
   virtual uint64_t diskBytes() { return 0; }
   virtual void compactBefore(Column /*column*/, std::string_view /*key*/) {}
+  // A reader beside a running writer (RocksDB's secondary instance): takes in what the writer
+  // wrote since the open or the last catchUp. False when this storage cannot follow a writer.
+  // Blocks for the read of the writer's new log entries.
+  virtual bool catchUp() { return false; }
   // Where the data lives, for messages ("/var/lib/rayjournal/journal" or "memory:sim").
   virtual std::string describe() const = 0;
 };

@@ -225,9 +225,7 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
   if (mode == Mode::ReadOnly) {
     status = rocksdb::DB::OpenForReadOnly(options, dir, descriptors, &storage->handles_, &raw);
   } else if (mode == Mode::Secondary) {
-    std::string secondary = std::filesystem::temp_directory_path() /
-                            ("rayjournal-secondary-" + std::to_string(getpid()));
-    status = rocksdb::DB::OpenAsSecondary(options, dir, secondary, descriptors, &storage->handles_,
+    status = rocksdb::DB::OpenAsSecondary(options, dir, secondaryDir(), descriptors, &storage->handles_,
                                           &raw);
   } else {
     status = rocksdb::DB::Open(options, dir, descriptors, &storage->handles_, &raw);
@@ -273,6 +271,22 @@ RocksStorage::~RocksStorage() {
   }
   for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
   db_->Close();
+  db_.reset();
+  std::error_code ignored;  // a follower's own info files, of no use once it is gone
+  if (mode_ == Mode::Secondary) std::filesystem::remove_all(secondaryDir(), ignored);
+}
+
+std::string RocksStorage::secondaryDir() {
+  return std::filesystem::temp_directory_path() /
+         ("rayjournal-secondary-" + std::to_string(getpid()));
+}
+
+bool RocksStorage::catchUp() {
+  if (mode_ != Mode::Secondary) return false;
+  rocksdb::Status status = db_->TryCatchUpWithPrimary();
+  if (!status.ok())
+    throw JournalError("journal " + dir_ + ": following the writer failed: " + status.ToString());
+  return true;
 }
 
 rocksdb::ColumnFamilyHandle* RocksStorage::handle(Column column) const {

@@ -43,6 +43,7 @@ class RocksStorage : public JournalStorage {
   void writeHighWater(uint64_t seq) override;
   std::optional<std::string> getSalvaging(Column column, std::string_view key) override;
   std::string describe() const override { return dir_; }
+  bool catchUp() override;
 
   // Moves the memtables into SST files (tests use it to put records on disk in table form).
   void flushToFiles();
@@ -50,6 +51,8 @@ class RocksStorage : public JournalStorage {
   void verifyChecksums();
 
  private:
+  // Where a secondary instance keeps its own info log (one per process).
+  static std::string secondaryDir();
   RocksStorage(std::string dir, Mode mode) : dir_(std::move(dir)), mode_(mode) {}
   rocksdb::ColumnFamilyHandle* handle(Column column) const;
   [[noreturn]] void fail(const rocksdb::Status& status, const std::string& what) const;

@@ -10,13 +10,13 @@ _rayjournal_replay() {
   local cur prev words cword
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
-  local commands="summary timeline verify reindex state export diagnose diff report completion"
+  local commands="summary list timeline verify reindex state export diagnose diff report completion"
   local globals="--journal -o --output --kubeconfig --context --ray-dashboard-address --use-kubernetes-proxy --help"
   local cmd="" journal="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
       --journal) journal="${COMP_WORDS[i+1]}" ;;
-      summary|timeline|verify|reindex|state|export|diagnose|diff|report|completion)
+      summary|list|timeline|verify|reindex|state|export|diagnose|diff|report|completion)
         [ -z "$cmd" ] && cmd="${COMP_WORDS[i]}" ;;
     esac
   done
@@ -29,7 +29,8 @@ _rayjournal_replay() {
   local flags=""
   case "$cmd" in
     "") COMPREPLY=($(compgen -W "$commands $globals" -- "$cur")); return ;;
-    timeline) flags="--json --html" ;;
+    timeline) flags="--json --html --follow" ;;
+    list) flags="--namespace --status --reason --since --deleted" ;;
     state) flags="--at" ;;
     export) flags="--format --since" ;;
     diagnose) flags="--cluster-dir" ;;
@@ -55,6 +56,7 @@ _rayjournal_replay() {
   local -a commands
   commands=(
     'summary:time range, record counts, restarts, RayJobs by status, in-doubt intents'
+    'list:every RayJob, deleted ones included, with filters'
     'timeline:every record of one RayJob or RayCluster'
     'verify:check the whole history'
     'reindex:rebuild the per-object index (operator stopped)'
@@ -78,7 +80,8 @@ _rayjournal_replay() {
     command) _describe 'command' commands ;;
     argument)
       case $words[1] in
-        timeline) _arguments '--json[JSON lines]' '--html[write an HTML page]:file:_files' '1:object:' ;;
+        timeline) _arguments '--json[JSON lines]' '--html[write an HTML page]:file:_files' '(-f --follow)'{-f,--follow}'[then follow the journal]' '1:object:' ;;
+        list) _arguments '(-n --namespace)'{-n,--namespace}'[only this namespace]:namespace:' '--status[deployment statuses]:statuses:' '--reason[reasons]:reasons:' '--since[a seq, RFC 3339 time or duration]:position:' '--deleted[only deleted RayJobs]' ;;
         state) _arguments '--at[a seq or an RFC 3339 time]:position:' '1:rayjob:' ;;
         export) _arguments '--format[format]:format:(jsonl)' '--since[a seq or an RFC 3339 time]:position:' ;;
         diagnose) _arguments '--cluster-dir[embedded cluster store]:directory:_files -/' '1:rayjob:' ;;

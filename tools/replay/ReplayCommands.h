@@ -22,7 +22,7 @@ struct Target {
 // it ("raycluster/ns/name", "rayjob/ns/name"); nullopt when malformed.
 std::optional<Target> parseTarget(const std::string& text);
 
-struct Position {  // --at / --since: a seq, or an RFC 3339 time
+struct Position {  // --at / --since: a seq, an RFC 3339 time, or a duration ago ("90s", "2h")
   std::optional<uint64_t> seq;
   std::optional<int64_t> timeMs;
 };
@@ -31,8 +31,24 @@ std::optional<Position> parsePosition(const std::string& text);
 // -o text (for people) or json (one JSON document; timeline and export: JSON lines).
 enum class Output { Text, Json };
 
+// What `list` keeps (every field optional): runs of a namespace, with a deployment status or a
+// reason among a comma-separated list ("none" for none yet), with a record at or after `since`,
+// and only the deleted ones.
+struct ListFilter {
+  std::string ns, status, reason;
+  std::optional<Position> since;
+  bool deletedOnly = false;
+};
+// Every RayJob run in the journal (a uid: a RayJob deleted and created again under its name is
+// two runs), deleted ones included: its last written status, attempts, pending intents, last
+// error and when it was deleted.
+int list(const std::string& journalDir, const ListFilter& filter, Output output,
+         std::ostream& out);
+
 int summary(const std::string& journalDir, Output output, std::ostream& out);
-int timeline(const std::string& journalDir, const Target& target, bool json, std::ostream& out);
+// follow: then the records the operator journals from now on, until the RayJob is deleted.
+int timeline(const std::string& journalDir, const Target& target, bool json, bool follow,
+             std::ostream& out);
 // The whole journal's last `limit` records as one page, a lane per RayJob and RayCluster.
 int reportHtml(const std::string& journalDir, const std::string& htmlFile, size_t limit,
                std::ostream& out);

@@ -1,5 +1,8 @@
 #include "ReplayCommon.h"
 
+#include <chrono>
+#include <map>
+
 #include "adapters/TimeFormat.h"
 #include "events/JournalBodies.h"
 #include "events/RecordJson.h"
@@ -15,14 +18,27 @@ Sources sourcesOrThrow(const LiveOptions& options) {
   }
 }
 
-std::unique_ptr<wal::Journal> openReadOnly(const std::string& dir) {
+namespace {
+
+std::unique_ptr<wal::Journal> openJournal(const std::string& dir, bool follow) {
   wal::JournalOptions options;
   options.readOnly = true;
+  options.follow = follow;
   try {
     return wal::Journal::open(dir, options);
   } catch (const wal::JournalError& e) {
     throw OpenError{e.what()};
   }
+}
+
+}  // namespace
+
+std::unique_ptr<wal::Journal> openReadOnly(const std::string& dir) {
+  return openJournal(dir, false);
+}
+
+std::unique_ptr<wal::Journal> openFollowing(const std::string& dir) {
+  return openJournal(dir, true);
 }
 
 std::string seconds(int64_t ms) {
@@ -127,7 +143,18 @@ std::optional<Position> parsePosition(const std::string& text) {
   if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos)
     return Position{std::stoull(text), std::nullopt};
   if (auto t = parseRfc3339(text)) return Position{std::nullopt, *t};
-  return std::nullopt;
+  // A duration before now, as kubectl's --since: "90s", "15m", "2h", "7d".
+  static const std::map<char, int64_t> unitMs = {
+      {'s', 1000}, {'m', 60000}, {'h', 3600000}, {'d', 86400000}};
+  auto unit = text.empty() ? unitMs.end() : unitMs.find(text.back());
+  std::string digits = text.substr(0, text.empty() ? 0 : text.size() - 1);
+  if (unit == unitMs.end() || digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  int64_t nowMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  return Position{std::nullopt, nowMs - std::stoll(digits) * unit->second};
 }
 
 }  // namespace rayjournal::replay

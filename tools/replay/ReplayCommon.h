@@ -56,6 +56,8 @@ struct ClusterDirError {
 Sources sourcesOrThrow(const LiveOptions& options);
 // OpenError when the journal cannot be opened.
 std::unique_ptr<wal::Journal> openReadOnly(const std::string& dir);
+// The same as a follower beside the running operator: Journal::refresh takes in its new records.
+std::unique_ptr<wal::Journal> openFollowing(const std::string& dir);
 
 // Runs a command body, mapping journal failures to exit code 3 with the cause.
 template <typename F>

@@ -1,8 +1,12 @@
 // rayjournal-replay timeline (text, JSON, HTML) and report.
 #include "ReplayCommon.h"
 
+#include <algorithm>
+#include <chrono>
 #include <deque>
 #include <fstream>
+#include <map>
+#include <thread>
 
 #include "adapters/TimeFormat.h"
 #include "events/EventCodec.h"
@@ -34,25 +38,39 @@ bool isPodIntent(const wal::Record& r) {
   return action == "CreatePod" || action == "DeletePod";
 }
 
-// The spec changes of a RayJob's RayClusters (the Ray autoscaler's patches, a user's edits) and
-// the Pod intents that followed each until the cluster's next status write: what a RayJob's
-// timeline shows of its clusters beside its own records.
+// What a RayJob's timeline shows of one of its RayClusters beside its own records: the spec
+// changes (the Ray autoscaler's patches, a user's edits) and the Pod intents that followed each
+// until the cluster's next other intent. Fed the cluster's records in journal order.
+class ClusterChanges {
+ public:
+  bool take(const wal::Record& r) {
+    if (isObservation(r, "SpecChanged")) following_ = true;
+    if (following_ && (isPodIntent(r) || r.type == wal::RecordType::Observation)) return true;
+    if (r.type == wal::RecordType::Intent) following_ = false;
+    return false;
+  }
+
+ private:
+  bool following_ = false;
+};
+
 std::vector<wal::Record> specChangesOf(wal::Journal& journal, const std::string& ns,
                                        const std::vector<std::string>& clusters) {
   std::vector<wal::Record> found;
   for (const auto& c : clusters) {
     if (c.empty()) continue;
-    bool following = false;
+    ClusterChanges changes;
     journal.scanObject({"RayCluster", ns, c, ""}, 0, [&](const wal::Record& r) {
-      if (isObservation(r, "SpecChanged")) following = true;
-      if (following && (isPodIntent(r) || r.type == wal::RecordType::Observation))
-        found.push_back(r);
-      else if (r.type == wal::RecordType::Intent)
-        following = false;
+      if (changes.take(r)) found.push_back(r);
       return true;
     });
   }
   return found;
+}
+
+std::string clusterNamed(const wal::Record& r) {
+  return isObservation(r, "AttemptStarted") ? events::bodyToJson(r).value("rayClusterName", "")
+                                            : "";
 }
 
 // The target's records and, for a RayJob, its clusters' spec changes, in journal order.
@@ -60,8 +78,7 @@ std::vector<wal::Record> timelineRecords(wal::Journal& journal, const Target& ta
                                          std::vector<std::string>& clusters) {
   std::vector<wal::Record> records;
   journal.scanObject({target.kind, target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
-    if (isObservation(r, "AttemptStarted"))
-      clusters.push_back(events::bodyToJson(r).value("rayClusterName", ""));
+    if (std::string c = clusterNamed(r); !c.empty()) clusters.push_back(c);
     records.push_back(r);
     return true;
   });
@@ -73,45 +90,121 @@ std::vector<wal::Record> timelineRecords(wal::Journal& journal, const Target& ta
   return records;
 }
 
+// Prints a timeline one record at a time: bands for each controller restart and each attempt.
+class TimelinePrinter {
+ public:
+  TimelinePrinter(const Target& target, bool asJson, std::ostream& out)
+      : target_(target), asJson_(asJson), out_(out) {}
+
+  bool asJson() const { return asJson_; }
+
+  void print(const wal::Record& r) {
+    if (!started_) header(r);
+    // A record of one of the RayJob's clusters says whose it is.
+    const bool other = r.object.kind != target_.kind;
+    const std::string text = (other ? "RayCluster " + r.object.name + ": " : "") + describe(r);
+    if (asJson_) {
+      json j = events::recordToJson(r);
+      j["text"] = text;
+      out_ << j.dump() << "\n";
+      return;
+    }
+    if (r.epoch != epoch_) {
+      out_ << (epoch_ ? "── controller restarted: epoch " : "── epoch ") << r.epoch << " ──\n";
+      epoch_ = r.epoch;
+    }
+    if (r.attempt != attempt_ && !other) {
+      out_ << "  attempt " << r.attempt;
+      if (target_.kind == "RayCluster" && events::bodyToJson(r).contains("rayjob"))
+        out_ << " of RayJob " << events::bodyToJson(r).value("rayjob", "");
+      out_ << "\n";
+      attempt_ = r.attempt;
+    }
+    out_ << "    " << seconds(r.timeMs - start_) << "  #" << r.seq << "  " << text << "\n";
+  }
+
+ private:
+  void header(const wal::Record& r) {
+    started_ = true;
+    start_ = r.timeMs;
+    if (!asJson_)
+      out_ << target_.kind << " " << target_.ns << "/" << target_.name << " (uid "
+           << r.object.uid << "), first record " << toRfc3339(start_) << "\n";
+  }
+  const Target& target_;
+  const bool asJson_;
+  std::ostream& out_;
+  bool started_ = false;
+  int64_t start_ = 0;
+  uint64_t epoch_ = 0, attempt_ = 0;
+};
+
+// The RayJob's finalizer came off: it is deleted, and nothing more will be journaled for it.
+bool endsHistory(const wal::Record& r, const Target& target) {
+  if (target.kind != "RayJob" || r.type != wal::RecordType::Outcome ||
+      r.object.kind != "RayJob" || r.object.name != target.name || r.object.ns != target.ns)
+    return false;
+  events::OutcomeBody body = events::decodeOutcome(r);
+  return body.action == events::Action::RemoveFinalizer && events::landed(body.result);
+}
+
+constexpr auto kFollowPoll = std::chrono::milliseconds(250);
+
+// timeline --follow: the records journaled after the first page, as the operator writes them,
+// until the RayJob is deleted (or the command is interrupted, as kubectl logs -f).
+void followTimeline(wal::Journal& journal, const Target& target, std::vector<std::string> clusters,
+                    TimelinePrinter& printer, std::ostream& out) {
+  std::map<std::string, ClusterChanges> changes;
+  uint64_t next = journal.latestSeq() + 1;
+  for (bool ended = false; !ended;) {
+    out.flush();
+    const uint64_t latest = journal.refresh();
+    if (latest < next) {
+      std::this_thread::sleep_for(kFollowPoll);
+      continue;
+    }
+    journal.scan(next, [&](const wal::Record& r) {
+      if (r.seq > latest) return false;
+      next = r.seq + 1;
+      const bool own = r.object.kind == target.kind && r.object.ns == target.ns &&
+                       r.object.name == target.name;
+      const bool ofCluster = r.object.kind == "RayCluster" && r.object.ns == target.ns &&
+                             std::find(clusters.begin(), clusters.end(), r.object.name) !=
+                                 clusters.end();
+      if (own) {
+        if (std::string c = clusterNamed(r); !c.empty()) clusters.push_back(c);
+        printer.print(r);
+      } else if (ofCluster && changes[r.object.name].take(r)) {
+        printer.print(r);
+      }
+      ended = ended || endsHistory(r, target);
+      return true;
+    });
+  }
+  if (!printer.asJson()) out << "── RayJob deleted: its history ends here ──\n";
+}
+
 }  // namespace
 
-int timeline(const std::string& dir, const Target& target, bool asJson, std::ostream& out) {
+int timeline(const std::string& dir, const Target& target, bool asJson, bool follow,
+             std::ostream& out) {
   return guarded(out, [&] {
-    auto journal = openReadOnly(dir);
+    auto journal = follow ? openFollowing(dir) : openReadOnly(dir);
     std::vector<std::string> clusters;  // a RayJob's clusters, for the pointer at the end
     std::vector<wal::Record> records = timelineRecords(*journal, target, clusters);
-    if (records.empty()) {
+    if (records.empty() && !follow) {
       out << "no records for " << target.kind << " " << target.ns << "/" << target.name << "\n";
       return 1;
     }
-    const int64_t start = records.front().timeMs;
-    uint64_t epoch = 0, attempt = 0;
-    if (!asJson)
-      out << target.kind << " " << target.ns << "/" << target.name << " (uid "
-          << records.front().object.uid << "), first record " << toRfc3339(start) << "\n";
-    for (const auto& r : records) {
-      // A record of one of the RayJob's clusters says whose it is.
-      const bool other = r.object.kind != target.kind;
-      const std::string text = (other ? "RayCluster " + r.object.name + ": " : "") + describe(r);
-      if (asJson) {
-        json j = events::recordToJson(r);
-        j["text"] = text;
-        out << j.dump() << "\n";
-        continue;
-      }
-      if (r.epoch != epoch) {
-        out << (epoch ? "── controller restarted: epoch " : "── epoch ") << r.epoch << " ──\n";
-        epoch = r.epoch;
-      }
-      if (r.attempt != attempt && !other) {
-        out << "  attempt " << r.attempt;
-        if (target.kind == "RayCluster" && events::bodyToJson(r).contains("rayjob"))
-          out << " of RayJob " << events::bodyToJson(r).value("rayjob", "");
-        out << "\n";
-        attempt = r.attempt;
-      }
-      out << "    " << seconds(r.timeMs - start) << "  #" << r.seq << "  " << text << "\n";
-    }
+    if (records.empty() && !asJson)
+      out << "no records for " << target.kind << " " << target.ns << "/" << target.name
+          << " yet; following the journal\n";
+    TimelinePrinter printer(target, asJson, out);
+    for (const auto& r : records) printer.print(r);
+    bool deleted = std::any_of(records.begin(), records.end(),
+                               [&](const wal::Record& r) { return endsHistory(r, target); });
+    if (follow && !deleted) followTimeline(*journal, target, clusters, printer, out);
+    if (follow && deleted && !asJson) out << "── RayJob deleted: its history ends here ──\n";
     for (const auto& c : clusters) {
       // A RayCluster named by an attempt but never created (its create was in doubt at a
       // restart and found absent, so the next epoch chose new names) has no timeline to show.

@@ -12,7 +12,8 @@ using namespace rayjournal::replay;
 struct Args {
   std::string journal = "./rayjournal-data/journal", target, at, since, format = "jsonl",
               output = "text", shell, html;
-  bool json = false, againstKube = false;
+  bool json = false, againstKube = false, follow = false;
+  ListFilter list;
   size_t limit = 20000;
   LiveOptions live;
 };
@@ -45,9 +46,20 @@ void addCommands(CLI::App& app, Args& a) {
   auto* timeline = command(app, "timeline", "every record of one RayJob or RayCluster, by epoch and attempt");
   timeline->add_option("object", a.target, "NAMESPACE/NAME of a RayJob, or raycluster/NAMESPACE/NAME")->required();
   timeline->add_flag("--json", a.json, "JSON lines (the same as -o json)");
+  timeline->add_flag("-f,--follow", a.follow,
+                     "then print each record as the running operator journals it, until the "
+                     "RayJob is deleted (as kubectl logs -f)");
   timeline->add_option("--html", a.html,
                        "write one self-contained HTML page (lanes per attempt, restarts, intents "
                        "as bars, a table of the records) to this file");
+  auto* list = command(app, "list", "every RayJob in the journal, deleted ones included: status, attempts, pending intents, deletion");
+  list->add_option("-n,--namespace", a.list.ns, "only this namespace");
+  list->add_option("--status", a.list.status,
+                   "only these jobDeploymentStatus values, comma-separated (none: no status yet)");
+  list->add_option("--reason", a.list.reason, "only these status reasons, comma-separated");
+  list->add_option("--since", a.since,
+                   "only RayJobs with a record at or after this seq, RFC 3339 time or duration ago (90s, 2h, 7d)");
+  list->add_flag("--deleted", a.list.deletedOnly, "only RayJobs whose deletion the journal shows");
   command(app, "verify", "check the whole history; non-zero exit with a report on any violation");
   command(app, "reindex", "rebuild the per-object index from the records (operator stopped: opens writable)");
   auto* state = command(app, "state", "the projection as it was at a point (time travel), as JSON");
@@ -89,7 +101,12 @@ int run(const CLI::App& app, const Args& a, const std::optional<Target>& t) {
   auto is = [&](const char* name) { return app.got_subcommand(name); };
   if (is("summary")) return summary(a.journal, out, std::cout);
   if (is("timeline") && !a.html.empty()) return timelineHtml(a.journal, *t, a.html, std::cout);
-  if (is("timeline")) return timeline(a.journal, *t, out == Output::Json, std::cout);
+  if (is("timeline")) return timeline(a.journal, *t, out == Output::Json, a.follow, std::cout);
+  if (is("list")) {
+    ListFilter filter = a.list;
+    filter.since = position(a.since, "--since");
+    return list(a.journal, filter, out, std::cout);
+  }
   if (is("verify")) return verify(a.journal, out, std::cout);
   if (is("reindex")) return reindex(a.journal, out, std::cout);
   if (is("state")) return state(a.journal, t, position(a.at, "--at"), std::cout);

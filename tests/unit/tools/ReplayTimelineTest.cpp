@@ -79,7 +79,7 @@ TEST(ReplayTimelineTest, PointsOnlyAtRayClustersThatWereCreated) {
     clusterCreatesItsHead(*journal, "retry-made");
   }
   std::ostringstream out;
-  ASSERT_EQ(timeline(dir.path(), {"default", "retry", "RayJob"}, false, out), 0) << out.str();
+  ASSERT_EQ(timeline(dir.path(), {"default", "retry", "RayJob"}, false, false, out), 0) << out.str();
   EXPECT_EQ(pointedAt(out.str()), std::vector<std::string>{"retry-made"}) << out.str();
 }
 

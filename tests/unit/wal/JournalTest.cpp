@@ -49,6 +49,36 @@ TEST(JournalTest, AppendAssignsGapFreeSeqsAndReadsBack) {
   EXPECT_EQ(readAll(*journal).size(), 4u);
 }
 
+// rayjournal-replay timeline --follow: a reader opened beside the running operator takes in
+// what it appends afterwards, in order, and the object's history grows with it.
+TEST(JournalTest, AFollowerTakesInWhatTheWriterAppendsAfterItOpened) {
+  TempDir dir;
+  auto writer = Journal::open(dir.path());
+  for (int i = 0; i < 5; ++i) writer->append(intent("a", "before"), Durability::Lazy);
+  writer->sync();
+  JournalOptions options;
+  options.readOnly = options.follow = true;
+  auto follower = Journal::open(dir.path(), options);
+  const uint64_t opened = follower->latestSeq();
+  for (int i = 0; i < 3; ++i) writer->append(intent("a", "after"), Durability::Lazy);
+  writer->sync();
+  EXPECT_EQ(follower->latestSeq(), opened);
+  EXPECT_EQ(follower->refresh(), writer->latestSeq());
+  std::vector<std::string> bodies;
+  follower->scan(opened + 1, [&](const Record& r) {
+    bodies.push_back(r.body);
+    return true;
+  });
+  EXPECT_EQ(bodies, std::vector<std::string>(3, "after"));
+  size_t history = 0;
+  follower->scanObject({"RayJob", "default", "a", ""}, 0, [&](const Record&) { return ++history; });
+  EXPECT_EQ(history, 8u);
+  // A journal that is not following has nothing to take in.
+  JournalOptions plain;
+  plain.readOnly = true;
+  EXPECT_EQ(Journal::open(dir.path(), plain)->refresh(), writer->latestSeq());
+}
+
 TEST(JournalTest, SeqContinuesAndEpochGrowsAcrossReopen) {
   TempDir dir;
   uint64_t firstEpoch;
