@@ -47,6 +47,10 @@ void JournalUpkeep::run() {
     }
     lock.lock();
   }
+  // A recovery since the last tick is said before the operator stops: a full disk that cleared
+  // just before an exit-when-idle must not leave the log saying the journal is still down.
+  lock.unlock();
+  watchWritable(std::chrono::steady_clock::now());
 }
 
 void JournalUpkeep::watchWritable(std::chrono::steady_clock::time_point now) {

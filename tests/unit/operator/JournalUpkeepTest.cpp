@@ -3,9 +3,15 @@
 #include "operator/JournalUpkeep.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+#include <thread>
 
 #include "support/JournalFiles.h"
 #include "support/TempDir.h"
+#include "wal/JournalError.h"
 #include "wal/MemoryStorage.h"
 #include "wal/RocksStorage.h"
 
@@ -84,6 +90,36 @@ TEST(JournalUpkeepTest, TheSizeLimitHoldsOnDisk) {
   JournalUpkeep upkeep(*journal, o);
   EXPECT_GT(upkeep.retainNow(), 1000u);
   EXPECT_LT(journal->diskBytes(), before);
+}
+
+// CI's ASan run of stop 44's fix: the disk filled, space came back, the last RayJobs finished and
+// the operator exited within one upkeep tick, so the log never said the journal was writable
+// again (scenario.full_disk). The recovery is said when the upkeep stops, whenever it came.
+TEST(JournalUpkeepTest, ARecoveryJustBeforeTheStopIsStillLogged) {
+  std::ostringstream said;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(said);
+  auto logger = std::make_shared<spdlog::logger>("upkeep-test", sink);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  auto storage = std::make_shared<wal::MemoryStorage>();
+  auto journal = wal::Journal::open(storage);
+  storage->failNextWrites(1);
+  EXPECT_THROW(journal->append(observation(1), wal::Durability::Sync), wal::JournalError);
+  ASSERT_TRUE(journal->unwritable());
+  {
+    UpkeepOptions options;
+    options.scrubRecordsPerSecond = 0;
+    JournalUpkeep upkeep(*journal, options);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (said.str().find("cannot be written") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    ASSERT_NE(said.str().find("cannot be written"), std::string::npos) << said.str();
+    journal->append(observation(2), wal::Durability::Sync);  // space is back
+    ASSERT_FALSE(journal->unwritable());
+  }  // stopped at once, before its next tick
+  spdlog::set_default_logger(previous);
+  EXPECT_NE(said.str().find("is writable again"), std::string::npos) << said.str();
 }
 
 }  // namespace
