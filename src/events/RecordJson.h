@@ -11,5 +11,7 @@ namespace rayjournal::events {
 // The body as a JSON map; throws wal::CorruptionError when it is not valid CBOR.
 nlohmann::json bodyToJson(const wal::Record& record);
 nlohmann::json recordToJson(const wal::Record& record);
+// One record as one line of a timeline ("intend   CreatePod x  (why: ...)"), from its decoded body.
+std::string recordText(const wal::Record& record, const nlohmann::json& body);
 
 }  // namespace rayjournal::events

@@ -362,6 +362,8 @@ int runEmbedded(const EmbeddedOptions& options) {
       options.metricsAddress, metrics,
       [&] { return recovered.load() && !journal->unwritable(); }, serving);
   if (!serving) return 2;
+  auto history = startHistoryUi(options.ui, *journal, serving);
+  if (!serving) return 2;
   watch.phase("recovering from the journal");
   recovery = stack.start();
   recovered = true;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "operator/HistoryUi.h"
 #include "operator/JournalUpkeep.h"
 #include "operator/LiveTable.h"
 #include "runtime/Stack.h"
@@ -23,6 +24,7 @@ struct EmbeddedOptions {
   double timeoutSeconds = 0;  // 0: none
   bool progress = true;
   std::string metricsAddress;  // empty: no /metrics, /healthz, /readyz
+  HistoryUiAddress ui;
   runtime::StackOptions stack;
   // On a terminal: the live table is drawn here (null: progress lines as log lines), in
   // colour unless --no-color or NO_COLOR; the decision log went to logFile.

@@ -227,6 +227,8 @@ int runAgainstKubernetes(const KubeOptions& options) {
       },
       serving);
   if (!serving) return 2;
+  auto history = startHistoryUi(options.ui, *s.journal, serving);
+  if (!serving) return 2;
   if (options.leaderElect && !s.shards) {
     s.leader = std::make_unique<kube::LeaderElector>(*s.kube, leaseOptions);
     watch.phase("waiting to become the leader (Lease " + leaseOptions.ns + "/" +

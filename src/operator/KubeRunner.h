@@ -11,6 +11,7 @@
 #include "adapters/kube/KubeRestClient.h"
 #include "adapters/kube/LeaderElector.h"
 #include "adapters/ray/RayHttpClient.h"
+#include "operator/HistoryUi.h"
 #include "operator/JournalUpkeep.h"
 #include "runtime/Stack.h"
 
@@ -26,6 +27,7 @@ struct KubeOptions {
   bool leaderElect = false;
   kube::LeaderElectionOptions leader;
   std::string metricsAddress = ":8080";  // empty: no /metrics, /healthz, /readyz
+  HistoryUiAddress ui;
   int shardCount = 1;
   int shardIndex = -1;  // -1: the ordinal of the pod name (HOSTNAME), or 0
   kube::KubeRestOptions kube;

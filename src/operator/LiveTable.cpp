@@ -145,6 +145,8 @@ std::vector<std::string> finalNotes(const std::vector<json>& rayjobs, const std:
   notes.push_back("  build/bin/rayjournal-replay --journal " + journalDir + " timeline " + pick +
                   " --html timeline.html");
   notes.push_back("    and open timeline.html in a browser");
+  notes.push_back("  build/bin/rayjournal-replay --journal " + journalDir + " serve");
+  notes.push_back("    and open http://127.0.0.1:8090/ (every RayJob, deleted ones too, live)");
   notes.push_back("  kill -9 the operator mid-run and start it again: the journal resolves what was in doubt");
   notes.push_back("  decision log: " + logFile);
   return notes;

@@ -49,6 +49,32 @@ UpkeepOptions upkeepFor(UpkeepOptions options, runtime::Stack& stack, const Cloc
   return options;
 }
 
+HistoryUiServer startHistoryUi(const HistoryUiAddress& options, wal::Journal& journal, bool& ok) {
+  ok = true;
+  HistoryUiServer s;
+  if (options.address.empty()) return s;
+  s.ui = std::make_unique<HistoryUi>(journal);
+  s.server = std::make_unique<StatusServer>(
+      options.address, "the history UI",
+      [ui = s.ui.get()](const std::string& target) { return ui->answer(target); });
+  try {
+    s.server->start();
+  } catch (const std::exception& e) {
+    if (options.given) {
+      spdlog::error("{} (--ui-bind-address)", e.what());
+      ok = false;
+    } else {
+      spdlog::warn("{}; running without the history UI (choose another with --ui-bind-address, "
+                   "or 0 for none)", e.what());
+    }
+    return {};
+  }
+  const std::string host = options.address.substr(0, options.address.rfind(':'));
+  spdlog::info("serving the history UI on http://{}:{}/ (API under /api/v1)",
+               host.empty() ? "127.0.0.1" : host, s.server->port());
+  return s;
+}
+
 std::unique_ptr<StatusServer> startStatusServer(const std::string& address, Metrics& metrics,
                                                 std::function<bool()> ready, bool& ok) {
   ok = true;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "adapters/Clock.h"
+#include "operator/HistoryUi.h"
 #include "operator/JournalUpkeep.h"
 #include "operator/StatusServer.h"
 #include "runtime/Stack.h"
@@ -24,6 +25,17 @@ std::unique_ptr<wal::Journal> openJournalOrLog(const std::string& dir, bool salv
 
 // The runner's upkeep options with the stack's in-doubt intents and the clock filled in.
 UpkeepOptions upkeepFor(UpkeepOptions options, runtime::Stack& stack, const Clock& clock);
+
+// The history UI's server and what it reads, stopped before the journal closes (declare it after
+// the journal).
+struct HistoryUiServer {
+  std::unique_ptr<HistoryUi> ui;
+  std::unique_ptr<StatusServer> server;
+};
+// Serves the history UI on options.address (empty: none). A bind failure stops the operator
+// (ok=false, logged) only when the address was given: the default one taken (another operator
+// on this machine) leaves it running without the UI, with a warning saying how to choose one.
+HistoryUiServer startHistoryUi(const HistoryUiAddress& options, wal::Journal& journal, bool& ok);
 
 // nullptr with ok=true when address is empty; nullptr with ok=false (logged) when it cannot bind.
 std::unique_ptr<StatusServer> startStatusServer(const std::string& address, Metrics& metrics,

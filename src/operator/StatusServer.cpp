@@ -47,16 +47,34 @@ std::optional<Response> rejection(const boost::system::error_code& ec) {
 
 class Session;
 
+namespace {
+
+// The operator's status endpoints as a handler.
+HttpHandler statusHandler(Metrics& metrics, std::function<bool()> ready) {
+  return [&metrics, ready = std::move(ready)](const std::string& target) -> HttpAnswer {
+    if (target == "/metrics")
+      return {200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()};
+    if (target == "/healthz" || target == "/livez") return {200, "text/plain; charset=utf-8", "ok\n"};
+    if (target == "/readyz") {
+      if (ready()) return {200, "text/plain; charset=utf-8", "ok\n"};
+      return {503, "text/plain; charset=utf-8",
+              "not ready: recovering, caches not synced, or the journal cannot be written\n"};
+    }
+    return {404, "text/plain; charset=utf-8", "not found; try /metrics, /healthz or /readyz\n"};
+  };
+}
+
+}  // namespace
+
 struct StatusServer::Impl {
-  Impl(Metrics& m, std::function<bool()> r, std::chrono::milliseconds t, std::size_t max)
-      : metrics(m), ready(std::move(r)), ioTimeout(t), maxConnections(max) {}
+  Impl(HttpHandler h, std::chrono::milliseconds t, std::size_t max)
+      : handler(std::move(h)), ioTimeout(t), maxConnections(max) {}
   Response answer(const bhttp::request<bhttp::string_body>& req);
   void accept();
   void admit(tcp::socket socket);
   void shutDown();
 
-  Metrics& metrics;
-  std::function<bool()> ready;
+  HttpHandler handler;
   std::chrono::milliseconds ioTimeout;
   std::size_t maxConnections;
   asio::io_context ioc;
@@ -138,19 +156,17 @@ Response StatusServer::Impl::answer(const bhttp::request<bhttp::string_body>& re
     res.set(bhttp::field::allow, "GET, HEAD");
     return res;
   }
-  std::string target(req.target());
-  if (target == "/metrics") {
-    Response res = plain(bhttp::status::ok, v, metrics.render());
-    res.set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-    return res;
+  HttpAnswer answer;
+  try {
+    answer = handler(std::string(req.target()));
+  } catch (const std::exception& e) {
+    spdlog::warn("http server: GET {} failed: {}", std::string(req.target()), e.what());
+    answer = {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n"};
   }
-  if (target == "/healthz" || target == "/livez") return plain(bhttp::status::ok, v, "ok\n");
-  if (target == "/readyz") {
-    if (ready()) return plain(bhttp::status::ok, v, "ok\n");
-    return plain(bhttp::status::service_unavailable, v,
-                 "not ready: recovering, caches not synced, or the journal cannot be written\n");
-  }
-  return plain(bhttp::status::not_found, v, "not found; try /metrics, /healthz or /readyz\n");
+  Response res = plain(static_cast<bhttp::status>(answer.status), v, std::move(answer.body));
+  res.set(bhttp::field::content_type, answer.contentType);
+  res.set(bhttp::field::cache_control, "no-store");
+  return res;
 }
 
 void StatusServer::Impl::accept() {
@@ -185,9 +201,16 @@ void StatusServer::Impl::shutDown() {
 
 StatusServer::StatusServer(std::string address, Metrics& metrics, std::function<bool()> ready,
                            std::chrono::milliseconds ioTimeout, std::size_t maxConnections)
-    : impl_(std::make_unique<Impl>(metrics, std::move(ready), ioTimeout,
+    : impl_(std::make_unique<Impl>(statusHandler(metrics, std::move(ready)), ioTimeout,
                                    std::max<std::size_t>(1, maxConnections))),
       address_(std::move(address)) {}
+
+StatusServer::StatusServer(std::string address, std::string purpose, HttpHandler handler,
+                           std::chrono::milliseconds ioTimeout, std::size_t maxConnections)
+    : impl_(std::make_unique<Impl>(std::move(handler), ioTimeout,
+                                   std::max<std::size_t>(1, maxConnections))),
+      address_(std::move(address)),
+      purpose_(std::move(purpose)) {}
 
 StatusServer::~StatusServer() {
   stop();
@@ -206,7 +229,7 @@ void StatusServer::start() {
     impl_->acceptor.listen(asio::socket_base::max_listen_connections);
     port_ = impl_->acceptor.local_endpoint().port();
   } catch (const std::exception& e) {
-    throw std::runtime_error("cannot serve metrics and probes on " + address_ + ": " + e.what());
+    throw std::runtime_error("cannot serve " + purpose_ + " on " + address_ + ": " + e.what());
   }
   impl_->accept();
   thread_ = std::thread([this] { impl_->ioc.run(); });

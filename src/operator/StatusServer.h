@@ -24,8 +24,21 @@
 
 namespace rayjournal::operator_ {
 
+// What a handler answers to one GET (or HEAD) of a path with its query.
+struct HttpAnswer {
+  int status = 200;
+  std::string contentType = "text/plain; charset=utf-8";
+  std::string body;
+};
+using HttpHandler = std::function<HttpAnswer(const std::string& target)>;
+
 class StatusServer {
  public:
+  // The same server for other read-only pages (the history UI): every GET and HEAD goes to
+  // handler, on the server's one thread. purpose names the server in a bind error.
+  StatusServer(std::string address, std::string purpose, HttpHandler handler,
+               std::chrono::milliseconds ioTimeout = std::chrono::seconds(5),
+               std::size_t maxConnections = 256);
   // address: "host:port" or ":port" (all interfaces); port 0 picks a free one.
   StatusServer(std::string address, Metrics& metrics, std::function<bool()> ready,
                std::chrono::milliseconds ioTimeout = std::chrono::seconds(5),
@@ -40,6 +53,7 @@ class StatusServer {
  private:
   std::unique_ptr<Impl> impl_;
   std::string address_;
+  std::string purpose_ = "metrics and probes";
   int port_ = 0;
   std::thread thread_;
 };

@@ -39,6 +39,8 @@ struct Flags {
   int64_t stopConfirmSeconds = 60;
   double leaseS = 15, renewS = 10, retryS = 2, retentionHours = 168;
   CLI::Option* metricsOption = nullptr;
+  std::string uiAddress = "127.0.0.1:8090";
+  CLI::Option* uiOption = nullptr;
 };
 
 void addJournalFlags(CLI::App& app, Flags& f) {
@@ -148,6 +150,10 @@ void addClusterFlags(CLI::App& app, Flags& f) {
              "host:port or :port serving /metrics, /healthz, /readyz (default :8080 against a real "
              "cluster, off in embedded mode; 0 disables; the last one given wins)")
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  f.uiOption = app.add_option("--ui-bind-address", f.uiAddress,
+                              "host:port of the read-only history UI and its JSON API (0 "
+                              "disables; a taken default port only warns)")
+                   ->capture_default_str();
   app.add_option("--watch-namespace", f.watchNamespace,
                  "namespaces to watch, separated by commas, as KubeRay's flag (default: all)");
   app.add_option("--shard-count", kubeOptions.shardCount,
@@ -256,6 +262,10 @@ void setUpLogging(const Flags& f) {
   }
 }
 
+rayjournal::operator_::HistoryUiAddress historyUiAddress(const Flags& f) {
+  return {f.uiAddress == "0" ? "" : f.uiAddress, f.uiOption->count() > 0};
+}
+
 // KubeRay's --watch-namespace: a comma-separated list, "" for all namespaces.
 bool parseWatchNamespaces(const std::string& flag, std::vector<std::string>& out) {
   if (flag.empty()) return true;
@@ -284,6 +294,7 @@ int runAgainstKubernetes(Flags& f) {
   kubeOptions.stack = f.embedded.stack;
   kubeOptions.kube.timeout = std::chrono::milliseconds(f.kubeTimeoutMs);
   if (!parseWatchNamespaces(f.watchNamespace, kubeOptions.kube.watchNamespaces)) return 2;
+  kubeOptions.ui = historyUiAddress(f);
   if (f.metricsOption->count() > 0)
     kubeOptions.metricsAddress = f.metricsAddress == "0" ? "" : f.metricsAddress;
   kubeOptions.leader.leaseDuration = std::chrono::milliseconds(int64_t(f.leaseS * 1000));
@@ -347,5 +358,6 @@ int main(int argc, char** argv) {
   if (!f.forceEmbedded && (!f.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST")))
     return runAgainstKubernetes(f);
   if (f.metricsAddress != "0") f.embedded.metricsAddress = f.metricsAddress;
+  f.embedded.ui = historyUiAddress(f);
   return rayjournal::operator_::runEmbedded(f.embedded);
 }

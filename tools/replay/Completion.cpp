@@ -10,13 +10,13 @@ _rayjournal_replay() {
   local cur prev words cword
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
-  local commands="summary list timeline verify reindex state export diagnose diff report completion"
+  local commands="summary list timeline serve verify reindex state export diagnose diff report completion"
   local globals="--journal -o --output --kubeconfig --context --ray-dashboard-address --use-kubernetes-proxy --help"
   local cmd="" journal="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
       --journal) journal="${COMP_WORDS[i+1]}" ;;
-      summary|list|timeline|verify|reindex|state|export|diagnose|diff|report|completion)
+      summary|list|timeline|serve|verify|reindex|state|export|diagnose|diff|report|completion)
         [ -z "$cmd" ] && cmd="${COMP_WORDS[i]}" ;;
     esac
   done
@@ -30,6 +30,7 @@ _rayjournal_replay() {
   case "$cmd" in
     "") COMPREPLY=($(compgen -W "$commands $globals" -- "$cur")); return ;;
     timeline) flags="--json --html --follow" ;;
+    serve) flags="--ui-bind-address" ;;
     list) flags="--namespace --status --reason --since --deleted" ;;
     state) flags="--at" ;;
     export) flags="--format --since" ;;
@@ -58,6 +59,7 @@ _rayjournal_replay() {
     'summary:time range, record counts, restarts, RayJobs by status, in-doubt intents'
     'list:every RayJob, deleted ones included, with filters'
     'timeline:every record of one RayJob or RayCluster'
+    'serve:the history UI over the journal'
     'verify:check the whole history'
     'reindex:rebuild the per-object index (operator stopped)'
     'state:the projection at a point, as JSON'
@@ -81,6 +83,7 @@ _rayjournal_replay() {
     argument)
       case $words[1] in
         timeline) _arguments '--json[JSON lines]' '--html[write an HTML page]:file:_files' '(-f --follow)'{-f,--follow}'[then follow the journal]' '1:object:' ;;
+        serve) _arguments '--ui-bind-address[host:port]:address:' ;;
         list) _arguments '(-n --namespace)'{-n,--namespace}'[only this namespace]:namespace:' '--status[deployment statuses]:statuses:' '--reason[reasons]:reasons:' '--since[a seq, RFC 3339 time or duration]:position:' '--deleted[only deleted RayJobs]' ;;
         state) _arguments '--at[a seq or an RFC 3339 time]:position:' '1:rayjob:' ;;
         export) _arguments '--format[format]:format:(jsonl)' '--since[a seq or an RFC 3339 time]:position:' ;;

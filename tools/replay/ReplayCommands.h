@@ -45,6 +45,10 @@ struct ListFilter {
 int list(const std::string& journalDir, const ListFilter& filter, Output output,
          std::ostream& out);
 
+// The history UI (pages and JSON API, docs/history-ui.md) over the journal, on address
+// ("host:port"; port 0 picks one), following new records, until SIGINT or SIGTERM.
+int serve(const std::string& journalDir, const std::string& address, std::ostream& out);
+
 int summary(const std::string& journalDir, Output output, std::ostream& out);
 // follow: then the records the operator journals from now on, until the RayJob is deleted.
 int timeline(const std::string& journalDir, const Target& target, bool json, bool follow,

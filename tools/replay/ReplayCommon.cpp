@@ -79,46 +79,7 @@ uint64_t seqAt(wal::Journal& journal, const Position& at) {
 }
 
 std::string describe(const wal::Record& r) {
-  const json b = events::bodyToJson(r);
-  switch (r.type) {
-    case wal::RecordType::Intent: {
-      std::string text = "intend   " + b.value("action", "") + " " + b.value("target", "");
-      if (b.contains("status") && b["status"].contains("readyWorkerReplicas"))
-        text += " " + b["status"].value("state", std::string("not ready"));  // a RayCluster's
-      else if (b.contains("status"))
-        text += " " + b["status"].value("jobDeploymentStatus", "");
-      if (b.contains("why")) text += "  (why: " + b["why"].get<std::string>() + ")";
-      return text;
-    }
-    case wal::RecordType::Outcome:
-      if (b.contains("resolved_after_restart")) {
-        return "resolved " + b.value("action", "") + " " + b.value("target", "") + " (seq " +
-               std::to_string(b.value("intent_seq", 0)) +
-               ", in doubt at restart): " + b["resolved_after_restart"].get<std::string>();
-      }
-      return "outcome  " + b.value("action", "") + " " + b.value("target", "") + ": " +
-             b.value("result", "") +
-             (b.contains("detail") ? " — " + b["detail"].get<std::string>() : "");
-    case wal::RecordType::Observation: {
-      std::string what = b.value("observation", "");
-      if (what == "AttemptStarted") {
-        return "observe  attempt " + std::to_string(b.value("attempt", 0)) +
-               " starts: RayCluster " + b.value("rayClusterName", "") + ", submission " +
-               b.value("jobId", "");
-      }
-      if (what == "Drift")
-        return "observe  drift: journal expected " + b.value("journal_expected", "") +
-               ", Kubernetes has " + b.value("kubernetes_has", "");
-      if (what == "SpecChanged") {
-        std::string by = b.value("changed_by", "");
-        return "observe  spec changed (generation " + std::to_string(b.value("generation", 0)) +
-               ") by " + (by.empty() ? "an unknown writer" : by) + ": " + b.value("workers", "");
-      }
-      return "observe  " + what + " " + b.value("status", "");
-    }
-    default:
-      return std::string(wal::recordTypeName(r.type));
-  }
+  return events::recordText(r, events::bodyToJson(r));
 }
 
 std::optional<Target> parseTarget(const std::string& input) {

@@ -11,7 +11,7 @@ using namespace rayjournal::replay;
 
 struct Args {
   std::string journal = "./rayjournal-data/journal", target, at, since, format = "jsonl",
-              output = "text", shell, html;
+              output = "text", shell, html, uiAddress = "127.0.0.1:8090";
   bool json = false, againstKube = false, follow = false;
   ListFilter list;
   size_t limit = 20000;
@@ -60,6 +60,9 @@ void addCommands(CLI::App& app, Args& a) {
   list->add_option("--since", a.since,
                    "only RayJobs with a record at or after this seq, RFC 3339 time or duration ago (90s, 2h, 7d)");
   list->add_flag("--deleted", a.list.deletedOnly, "only RayJobs whose deletion the journal shows");
+  auto* serve = command(app, "serve", "serve the history UI (pages and JSON API) over the journal, live");
+  serve->add_option("--ui-bind-address", a.uiAddress, "host:port to serve on (port 0 picks a free one)")
+      ->capture_default_str();
   command(app, "verify", "check the whole history; non-zero exit with a report on any violation");
   command(app, "reindex", "rebuild the per-object index from the records (operator stopped: opens writable)");
   auto* state = command(app, "state", "the projection as it was at a point (time travel), as JSON");
@@ -107,6 +110,7 @@ int run(const CLI::App& app, const Args& a, const std::optional<Target>& t) {
     filter.since = position(a.since, "--since");
     return list(a.journal, filter, out, std::cout);
   }
+  if (is("serve")) return serve(a.journal, a.uiAddress, std::cout);
   if (is("verify")) return verify(a.journal, out, std::cout);
   if (is("reindex")) return reindex(a.journal, out, std::cout);
   if (is("state")) return state(a.journal, t, position(a.at, "--at"), std::cout);

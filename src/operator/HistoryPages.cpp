@@ -1,0 +1,192 @@
+#include "operator/HistoryPages.h"
+
+namespace rayjournal::operator_ {
+namespace {
+
+constexpr const char* kHead = R"(<!doctype html>
+<html><head><meta charset="utf-8"><title>rayjournal: %TITLE%</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
+header a{margin-right:1em} table{border-collapse:collapse;margin-top:1em}
+th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f4f4f4} #state{color:#b00;min-height:1.2em} #state.live{color:#080}
+tr.band td{background:#eef;font-weight:600} tr.restart td{background:#fdd}
+td.seq,td.t{font-family:monospace;white-space:nowrap} form label{margin-right:1em}
+</style></head><body>
+<header><a href="/">RayJobs</a><a href="/pending">Pending</a></header>
+<h1 id="title">%TITLE%</h1><p id="state"></p>
+)";
+
+constexpr const char* kCommon = R"(<script>
+function cell(tr, text, cls) {
+  const td = document.createElement('td');
+  td.textContent = text === undefined || text === '' ? '-' : String(text);
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+function link(td, ns, name) {
+  td.textContent = '';
+  const a = document.createElement('a');
+  a.href = '/rayjobs/' + encodeURIComponent(ns) + '/' + encodeURIComponent(name);
+  a.textContent = name;
+  td.appendChild(a);
+}
+function state(text, live) {
+  const s = document.getElementById('state');
+  s.textContent = text;
+  s.className = live ? 'live' : '';
+}
+async function getJson(url) {
+  const r = await fetch(url, {cache: 'no-store'});
+  if (!r.ok) throw new Error(r.status + ' ' + (await r.text()));
+  return r.json();
+}
+function runRow(r, columns) {
+  const tr = document.createElement('tr');
+  tr.dataset.name = r.name;
+  tr.dataset.namespace = r.namespace;
+  for (const c of columns) {
+    const td = cell(tr, r[c]);
+    if (c === 'name') link(td, r.namespace, r.name);
+    if (c === 'deleted') td.textContent = r.deleted ? r.deletedAt : '-';
+  }
+  return tr;
+}
+</script>
+)";
+
+std::string head(const std::string& title) {
+  std::string h = kHead;
+  for (size_t at; (at = h.find("%TITLE%")) != std::string::npos;) h.replace(at, 7, title);
+  return h + kCommon;
+}
+
+constexpr const char* kList = R"(<form id="filters">
+<label>namespace <input name="namespace" size="12"></label>
+<label>status <input name="status" size="16" placeholder="Running,Failed"></label>
+<label>reason <input name="reason" size="14"></label>
+<label>since seq <input name="since" size="8"></label>
+<label><input type="checkbox" name="deleted" value="true"> deleted only</label>
+</form>
+<table id="runs"><thead><tr><th>Namespace</th><th>Name</th><th>Status</th><th>Job</th>
+<th>Reason</th><th>Attempts</th><th>Pending</th><th>Last record</th><th>Deleted</th></tr></thead>
+<tbody></tbody></table>
+<script>
+const form = document.getElementById('filters');
+const columns = ['namespace', 'name', 'jobDeploymentStatus', 'jobStatus', 'reason', 'attempts',
+                 'pendingIntents', 'lastRecord', 'deleted'];
+function query() {
+  const p = new URLSearchParams();
+  for (const el of form.elements) {
+    if (el.type === 'checkbox') { if (el.checked) p.set(el.name, 'true'); }
+    else if (el.value) p.set(el.name, el.value.trim());
+  }
+  return p.toString();
+}
+async function load() {
+  try {
+    const d = await getJson('/api/v1/rayjobs?' + query());
+    document.querySelector('#runs tbody').replaceChildren(...d.runs.map(r => runRow(r, columns)));
+    state('live: journal at seq ' + d.latestSeq + ', ' + d.runs.length + ' RayJobs shown', true);
+  } catch (e) {
+    state('cannot read the journal, retrying: ' + e.message);
+  }
+}
+form.addEventListener('input', load);
+form.addEventListener('submit', e => { e.preventDefault(); load(); });
+setInterval(load, 2000);
+load();
+</script></body></html>
+)";
+
+constexpr const char* kPending = R"(<table id="runs"><thead><tr><th>Namespace</th><th>Name</th>
+<th>Status</th><th>Pending intents</th><th>Last error</th><th>Last record</th></tr></thead>
+<tbody></tbody></table>
+<script>
+const columns = ['namespace', 'name', 'jobDeploymentStatus', 'pendingIntents', 'lastError',
+                 'lastRecord'];
+async function load() {
+  try {
+    const d = await getJson('/api/v1/pending');
+    document.querySelector('#runs tbody').replaceChildren(...d.runs.map(r => runRow(r, columns)));
+    state('live: journal at seq ' + d.latestSeq, true);
+  } catch (e) {
+    state('cannot read the journal, retrying: ' + e.message);
+  }
+}
+setInterval(load, 2000);
+load();
+</script></body></html>
+)";
+
+constexpr const char* kRayJob = R"(<p id="run"></p>
+<table id="records"><thead><tr><th>Seq</th><th>Time</th><th>Record</th></tr></thead>
+<tbody></tbody></table>
+<script>
+const parts = location.pathname.split('/');
+const ns = decodeURIComponent(parts[2]), name = decodeURIComponent(parts[3]);
+document.getElementById('title').textContent = 'RayJob ' + ns + '/' + name;
+document.title = 'rayjournal: ' + ns + '/' + name;
+let after = 0, epoch = 0, attempt = 0, uid = '', start = 0;
+function band(text, cls) {
+  const tr = document.createElement('tr');
+  tr.className = 'band ' + cls;
+  const td = cell(tr, text);
+  td.colSpan = 3;
+  document.querySelector('#records tbody').appendChild(tr);
+}
+function add(r) {
+  if (!start) start = r.time_ms;
+  const u = r.object.uid;
+  if (u !== uid) { if (uid) band('a new RayJob under this name (uid ' + u + ')', 'uid'); uid = u; }
+  if (r.epoch !== epoch) {
+    band(epoch ? 'controller restarted: epoch ' + r.epoch : 'epoch ' + r.epoch, epoch ? 'restart' : 'epoch');
+    epoch = r.epoch;
+  }
+  if (r.attempt !== attempt) { band('attempt ' + r.attempt, 'attempt'); attempt = r.attempt; }
+  const tr = document.createElement('tr');
+  tr.className = 'record ' + r.type;
+  tr.dataset.seq = r.seq;
+  cell(tr, '#' + r.seq, 'seq');
+  cell(tr, '+' + ((r.time_ms - start) / 1000).toFixed(3) + 's', 't');
+  cell(tr, r.text);
+  document.querySelector('#records tbody').appendChild(tr);
+}
+async function header() {
+  const d = await getJson('/api/v1/rayjobs?namespace=' + encodeURIComponent(ns) + '&name=' +
+                          encodeURIComponent(name));
+  const r = d.runs[d.runs.length - 1];
+  document.getElementById('run').textContent = !r ? 'no records yet' :
+      'status ' + (r.jobDeploymentStatus || '-') + ', job ' + (r.jobStatus || '-') +
+      ', attempts ' + r.attempts + ', pending intents ' + r.pendingIntents +
+      (r.deleted ? ', deleted at ' + r.deletedAt : '') + (r.lastError ? ', last error: ' + r.lastError : '');
+}
+async function poll() {
+  try {
+    let more = true;
+    while (more) {
+      const d = await getJson('/api/v1/rayjobs/' + encodeURIComponent(ns) + '/' +
+                              encodeURIComponent(name) + '/records?after=' + after);
+      d.records.forEach(add);
+      after = d.nextAfter;
+      more = d.more;
+    }
+    await header();
+    state('live: following the journal', true);
+  } catch (e) {
+    state('cannot read the journal, reconnecting: ' + e.message);
+  }
+  setTimeout(poll, 1000);
+}
+poll();
+</script></body></html>
+)";
+
+}  // namespace
+
+std::string listPage() { return head("RayJobs") + kList; }
+std::string pendingPage() { return head("Pending intents and last errors") + kPending; }
+std::string rayJobPage() { return head("RayJob") + kRayJob; }
+
+}  // namespace rayjournal::operator_
