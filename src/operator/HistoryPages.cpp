@@ -88,7 +88,8 @@ async function load() {
   try {
     const d = await getJson('/api/v1/rayjobs?' + query());
     document.querySelector('#runs tbody').replaceChildren(...d.runs.map(r => runRow(r, columns)));
-    state('live: journal at seq ' + d.latestSeq + ', ' + d.runs.length + ' RayJobs shown', true);
+    state('live: journal at seq ' + d.latestSeq + ', ' + d.runs.length + ' of ' + d.total +
+          ' RayJobs shown' + (d.runs.length < d.total ? ' (narrow them with the filters)' : ''), true);
   } catch (e) {
     state('cannot read the journal, retrying: ' + e.message);
   }
@@ -110,7 +111,7 @@ async function load() {
   try {
     const d = await getJson('/api/v1/pending');
     document.querySelector('#runs tbody').replaceChildren(...d.runs.map(r => runRow(r, columns)));
-    state('live: journal at seq ' + d.latestSeq, true);
+    state('live: journal at seq ' + d.latestSeq + ', ' + d.runs.length + ' of ' + d.total + ' shown', true);
   } catch (e) {
     state('cannot read the journal, retrying: ' + e.message);
   }

@@ -84,14 +84,23 @@ HttpAnswer HistoryUi::runs(const std::string& query, bool pendingOnly) {
   std::string since = param(query, "since");
   if (!since.empty() && !(filter.sinceSeq = number(since)))
     return problem(400, "since must be a seq (a whole number), not \"" + since + "\"");
-  const std::string name = param(query, "name");
+  filter.name = param(query, "name");
+  filter.pendingOrFailed = pendingOnly;
+  const std::string offsetText = param(query, "offset"), limitText = param(query, "limit");
+  auto offset = offsetText.empty() ? std::optional<uint64_t>(0) : number(offsetText);
+  auto limit = limitText.empty() ? std::optional<uint64_t>(kDefaultPage) : number(limitText);
+  if (!offset || !limit || *limit == 0)
+    return problem(400, "offset and limit must be whole numbers (limit at least 1)");
+  size_t total = 0;
   json rows = json::array();
-  for (const auto& run : index_.runs(filter)) {
-    if (!name.empty() && run.name != name) continue;
-    if (pendingOnly && run.pending == 0 && run.lastError.empty()) continue;
-    rows.push_back(projection::runToJson(run));
-  }
-  return jsonAnswer({{"latestSeq", journal_.latestSeq()}, {"runs", std::move(rows)}});
+  index_.forEach(filter, [&](const projection::Run& run) {
+    if (total++ >= *offset && rows.size() < std::min<uint64_t>(*limit, kMaxPage))
+      rows.push_back(projection::runToJson(run));
+  });
+  return jsonAnswer({{"latestSeq", journal_.latestSeq()},
+                     {"total", total},
+                     {"offset", *offset},
+                     {"runs", std::move(rows)}});
 }
 
 HttpAnswer HistoryUi::records(const std::string& ns, const std::string& name,

@@ -44,6 +44,8 @@ std::string rfc3339(int64_t ms) {
 
 bool RunFilter::matches(const Run& run) const {
   if (!ns.empty() && run.ns != ns) return false;
+  if (!name.empty() && run.name != name) return false;
+  if (pendingOrFailed && run.pending == 0 && run.lastError.empty()) return false;
   if (deletedOnly && !run.deleted) return false;
   if (!matchesAny(run.status, status) || !matchesAny(run.reason, reason)) return false;
   if (sinceSeq && run.lastSeq < *sinceSeq) return false;
@@ -83,6 +85,7 @@ Run& RunIndex::runFor(const wal::Record& r) {
   run.uid = r.object.uid;
   run.firstSeq = r.seq;
   run.firstMs = r.timeMs;
+  ordered_[{run.ns, run.name, run.firstSeq}] = runs_.size();
   runs_.push_back(std::move(run));
   current_[key] = runs_.size() - 1;
   return runs_.back();
@@ -121,12 +124,14 @@ void RunIndex::landed(Run& run, const Pending& p, int64_t timeMs) {
 
 std::vector<Run> RunIndex::runs(const RunFilter& filter) const {
   std::vector<Run> out;
-  for (const Run& run : runs_)
-    if (filter.matches(run)) out.push_back(run);
-  std::stable_sort(out.begin(), out.end(), [](const Run& a, const Run& b) {
-    return std::tie(a.ns, a.name, a.firstSeq) < std::tie(b.ns, b.name, b.firstSeq);
-  });
+  forEach(filter, [&](const Run& run) { out.push_back(run); });
   return out;
+}
+
+void RunIndex::forEach(const RunFilter& filter,
+                       const std::function<void(const Run&)>& visit) const {
+  for (const auto& [key, at] : ordered_)
+    if (filter.matches(runs_[at])) visit(runs_[at]);
 }
 
 const Run* RunIndex::newest(const std::string& ns, const std::string& name) const {

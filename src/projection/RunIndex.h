@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -32,10 +34,11 @@ struct Run {
 // Which runs to keep; every field optional. status and reason: comma-separated lists matched
 // without regard to case, "none" for a run without one yet.
 struct RunFilter {
-  std::string ns, status, reason;
+  std::string ns, name, status, reason;
   std::optional<uint64_t> sinceSeq;  // a record at or after this seq
   std::optional<int64_t> sinceMs;    // a record at or after this time
   bool deletedOnly = false;
+  bool pendingOrFailed = false;  // only runs with an intent pending or a failed side effect
   bool matches(const Run& run) const;
 };
 
@@ -46,6 +49,8 @@ class RunIndex {
   uint64_t appliedThrough() const { return through_; }
   // The runs that pass, by namespace, name and first seq.
   std::vector<Run> runs(const RunFilter& filter = {}) const;
+  // The same order without copying them: memory stays flat however many match.
+  void forEach(const RunFilter& filter, const std::function<void(const Run&)>& visit) const;
   // The newest run of a RayJob, if the journal has one.
   const Run* newest(const std::string& ns, const std::string& name) const;
 
@@ -62,6 +67,8 @@ class RunIndex {
 
   std::vector<Run> runs_;
   std::map<std::string, size_t> current_;  // ns/name -> its newest run
+  // Every run's position by namespace, name and first seq (a run is added once, never moved).
+  std::map<std::tuple<std::string, std::string, uint64_t>, size_t> ordered_;
   std::map<uint64_t, Pending> pending_;
   uint64_t through_ = 0;
 };

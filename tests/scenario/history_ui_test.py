@@ -145,6 +145,11 @@ try:
           f"a page of 3 records: {page}")
     rest = json.loads(get(port, f"/api/v1/rayjobs/default/rayjob-watched/records?after={page['nextAfter']}")[1])
     check(rest["records"] and rest["records"][0]["seq"] > page["nextAfter"], "the next page does not follow on")
+    first = json.loads(get(port, "/api/v1/rayjobs?limit=4")[1])
+    second = json.loads(get(port, "/api/v1/rayjobs?limit=4&offset=4")[1])
+    check(first["total"] == len(samples_names) and len(first["runs"]) == 4 and
+          [r["name"] for r in first["runs"] + second["runs"]] == samples_names[:8],
+          f"the list in pages of 4: {first['total']} {[r['name'] for r in first['runs'] + second['runs']]}")
     check(get(port, "/api/v1/rayjobs?since=yesterday")[0] == 400, "a bad since is not a 400")
     check(get(port, "/nope")[0] == 404, "an unknown path is not a 404")
     check(get(port, "/api/v1/rayjobs/default/rayjob-watched/records?limit=0")[0] == 400, "limit=0 is not a 400")

@@ -43,8 +43,11 @@ int list(const std::string& dir, const ListFilter& filter, Output output, std::o
       index.apply(r);
       return true;
     });
-    projection::RunFilter keep{filter.ns, filter.status, filter.reason, std::nullopt,
-                               std::nullopt, filter.deletedOnly};
+    projection::RunFilter keep;
+    keep.ns = filter.ns;
+    keep.status = filter.status;
+    keep.reason = filter.reason;
+    keep.deletedOnly = filter.deletedOnly;
     if (filter.since) {
       keep.sinceSeq = filter.since->seq;
       keep.sinceMs = filter.since->timeMs;
