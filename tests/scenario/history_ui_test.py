@@ -6,7 +6,7 @@ retry while the test watches; a deleted RayJob stays findable with its whole his
 survives an operator kill -9 and restart (it says it is reconnecting, then shows the restart
 band); `rayjournal-replay serve` serves the same over a copied journal.
 Usage: history_ui_test.py OPERATOR REPLAY SAMPLES_DIR [SCREENSHOT.png]"""
-import json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import base64, json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
 try:
     from selenium import webdriver
@@ -63,6 +63,35 @@ with open(os.path.join(samples, "rayjob-retry.yaml")) as f:
 with open(watched, "w") as f:
     f.write(text.replace('sim-duration: "500ms"', 'sim-duration: "8s"'))
 
+# A token-auth RayJob with a secret value in its spec: neither it nor the generated token may be
+# served.
+SECRET_ENV = "hunter2-not-for-the-ui"
+secrets_manifest = os.path.join(work, "rayjob-secrets.yaml")
+with open(secrets_manifest, "w") as f:
+    f.write(f"""apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: rayjob-secrets
+  annotations:
+    rayjournal.io/sim-duration: "300ms"
+spec:
+  entrypoint: python -c "print('secret')"
+  rayClusterSpec:
+    rayVersion: "2.52.0"
+    authOptions:
+      mode: token
+    headGroupSpec:
+      rayStartParams: {{}}
+      template:
+        spec:
+          containers:
+            - name: ray-head
+              image: rayproject/ray:2.52.0
+              env:
+                - name: API_KEY
+                  value: {SECRET_ENV}
+""")
+
 port = free_port()
 log_path = os.path.join(work, "operator.log")
 
@@ -75,7 +104,7 @@ def start_operator(*extra):
                             stdout=log, stderr=subprocess.STDOUT)
 
 
-op = start_operator("--apply", samples, watched)
+op = start_operator("--apply", samples, watched, secrets_manifest)
 until(lambda: get(port, "/api/v1/rayjobs")[0] == 200, 60, "the history UI to serve")
 
 options = webdriver.ChromeOptions()
@@ -118,7 +147,8 @@ try:
     check(seqs == sorted(set(seqs)), "the page shows records out of order or twice")
 
     # The list: every RayJob of the demo; the status filter keeps the failed one.
-    samples_names = sorted([n[:-5] for n in os.listdir(samples) if n.endswith(".yaml")] + ["rayjob-watched"])
+    samples_names = sorted([n[:-5] for n in os.listdir(samples) if n.endswith(".yaml")] +
+                           ["rayjob-watched", "rayjob-secrets"])
     browser.get(base + "/")
     until(lambda: names() == samples_names, 30, "the list of every RayJob")
     browser.find_element(By.NAME, "status").send_keys("Failed")
@@ -151,6 +181,24 @@ try:
           [r["name"] for r in first["runs"] + second["runs"]] == samples_names[:8],
           f"the list in pages of 4: {first['total']} {[r['name'] for r in first['runs'] + second['runs']]}")
     check(get(port, "/api/v1/rayjobs?since=yesterday")[0] == 400, "a bad since is not a 400")
+
+    # No secret value is ever served: not an env value of the spec, not the cluster's token.
+    until(lambda: json.loads(get(port, "/api/v1/rayjobs?name=rayjob-secrets")[1])["runs"][0]["jobDeploymentStatus"] == "Complete",
+          60, "rayjob-secrets to complete")
+    served = "".join(get(port, path)[1] for path in (
+        "/api/v1/rayjobs?limit=5000", "/api/v1/pending",
+        "/api/v1/rayjobs/default/rayjob-secrets/records?limit=5000", "/rayjobs/default/rayjob-secrets"))
+    tokens = []
+    for line in open(os.path.join(cluster, "objects.jsonl")):
+        obj = json.loads(line)
+        obj = obj.get("object", obj)
+        if obj.get("kind") == "Secret":
+            tokens += [v for v in obj.get("stringData", {}).values() if v]
+            tokens += [v for v in obj.get("data", {}).values() if v]
+            tokens += [base64.b64decode(v).decode(errors="replace") for v in obj.get("data", {}).values() if v]
+    check(tokens, "the token-auth RayJob made no Secret to check against")
+    check(SECRET_ENV not in served, "an env value of the spec is served")
+    check(not any(t in served for t in tokens), "the cluster's auth token is served")
     check(get(port, "/nope")[0] == 404, "an unknown path is not a 404")
     check(get(port, "/api/v1/rayjobs/default/rayjob-watched/records?limit=0")[0] == 400, "limit=0 is not a 400")
 finally:
