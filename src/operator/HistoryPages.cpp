@@ -126,8 +126,9 @@ constexpr const char* kRayJob = R"(<p id="run"></p>
 <tbody></tbody></table>
 <script>
 const parts = location.pathname.split('/');
+const plural = parts[1], kind = plural === 'rayclusters' ? 'RayCluster' : 'RayJob';
 const ns = decodeURIComponent(parts[2]), name = decodeURIComponent(parts[3]);
-document.getElementById('title').textContent = 'RayJob ' + ns + '/' + name;
+document.getElementById('title').textContent = kind + ' ' + ns + '/' + name;
 document.title = 'rayjournal: ' + ns + '/' + name;
 let after = 0, epoch = 0, attempt = 0, uid = '', start = 0;
 function band(text, cls) {
@@ -151,10 +152,19 @@ function add(r) {
   tr.dataset.seq = r.seq;
   cell(tr, '#' + r.seq, 'seq');
   cell(tr, '+' + ((r.time_ms - start) / 1000).toFixed(3) + 's', 't');
-  cell(tr, r.text);
+  const text = cell(tr, r.text);
+  const cluster = r.body && r.body.observation === 'AttemptStarted' && r.body.rayClusterName;
+  if (cluster) {  // a lane of its own: the RayCluster of this attempt
+    const a = document.createElement('a');
+    a.href = '/rayclusters/' + encodeURIComponent(ns) + '/' + encodeURIComponent(cluster);
+    a.className = 'cluster';
+    a.textContent = ' (its RayCluster\'s timeline)';
+    text.appendChild(a);
+  }
   document.querySelector('#records tbody').appendChild(tr);
 }
 async function header() {
+  if (kind !== 'RayJob') return;
   const d = await getJson('/api/v1/rayjobs?namespace=' + encodeURIComponent(ns) + '&name=' +
                           encodeURIComponent(name));
   const r = d.runs[d.runs.length - 1];
@@ -167,7 +177,7 @@ async function poll() {
   try {
     let more = true;
     while (more) {
-      const d = await getJson('/api/v1/rayjobs/' + encodeURIComponent(ns) + '/' +
+      const d = await getJson('/api/v1/' + plural + '/' + encodeURIComponent(ns) + '/' +
                               encodeURIComponent(name) + '/records?after=' + after);
       d.records.forEach(add);
       after = d.nextAfter;

@@ -1,6 +1,8 @@
 #include "operator/HistoryUi.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "events/RecordJson.h"
 #include "operator/HistoryPages.h"
@@ -63,6 +65,21 @@ HttpAnswer problem(int status, const std::string& message) {
 
 HttpAnswer page(std::string html) { return {200, "text/html; charset=utf-8", std::move(html)}; }
 
+// "NS/NAME" between prefix and suffix of a path, each percent-decoded; nullopt otherwise.
+std::optional<std::pair<std::string, std::string>> nsAndName(const std::string& path,
+                                                             const std::string& prefix,
+                                                             const std::string& suffix) {
+  if (path.size() <= prefix.size() + suffix.size() || path.rfind(prefix, 0) != 0 ||
+      path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  std::string rest = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+  size_t slash = rest.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == rest.size() ||
+      rest.find('/', slash + 1) != std::string::npos)
+    return std::nullopt;
+  return std::pair{percentDecoded(rest.substr(0, slash)), percentDecoded(rest.substr(slash + 1))};
+}
+
 }  // namespace
 
 void HistoryUi::catchUp() {
@@ -103,8 +120,8 @@ HttpAnswer HistoryUi::runs(const std::string& query, bool pendingOnly) {
                      {"runs", std::move(rows)}});
 }
 
-HttpAnswer HistoryUi::records(const std::string& ns, const std::string& name,
-                              const std::string& query) {
+HttpAnswer HistoryUi::records(const std::string& kind, const std::string& ns,
+                              const std::string& name, const std::string& query) {
   journal_.refresh();
   const std::string afterText = param(query, "after"), limitText = param(query, "limit");
   auto after = afterText.empty() ? std::optional<uint64_t>(0) : number(afterText);
@@ -114,7 +131,7 @@ HttpAnswer HistoryUi::records(const std::string& ns, const std::string& name,
   const size_t page = std::min<uint64_t>(*limit, kMaxPage);
   json out = json::array();
   bool more = false;
-  journal_.scanObject({"RayJob", ns, name, ""}, *after + 1, [&](const wal::Record& r) {
+  journal_.scanObject({kind, ns, name, ""}, *after + 1, [&](const wal::Record& r) {
     if (out.size() == page) return !(more = true);
     json j = events::recordToJson(r);
     j["text"] = events::recordText(r, j.contains("body") ? j["body"] : json::object());
@@ -136,25 +153,16 @@ HttpAnswer HistoryUi::answer(const std::string& target) {
   if (path == "/pending") return page(pendingPage());
   if (path == "/api/v1/rayjobs") return runs(query, false);
   if (path == "/api/v1/pending") return runs(query, true);
-  const std::string prefix = "/rayjobs/", api = "/api/v1/rayjobs/", suffix = "/records";
-  if (path.rfind(prefix, 0) == 0) {
-    std::string rest = path.substr(prefix.size());
-    size_t slash = rest.find('/');
-    if (slash != std::string::npos && slash > 0 && slash + 1 < rest.size() &&
-        rest.find('/', slash + 1) == std::string::npos)
-      return page(rayJobPage());
-  }
-  if (path.rfind(api, 0) == 0 && path.size() > api.size() + suffix.size() &&
-      path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    std::string rest = path.substr(api.size(), path.size() - api.size() - suffix.size());
-    size_t slash = rest.find('/');
-    if (slash != std::string::npos && slash > 0 && slash + 1 < rest.size() &&
-        rest.find('/', slash + 1) == std::string::npos)
-      return records(percentDecoded(rest.substr(0, slash)), percentDecoded(rest.substr(slash + 1)),
-                     query);
+  for (const auto& [plural, kind] : {std::pair{"rayjobs", "RayJob"}, {"rayclusters", "RayCluster"}}) {
+    const std::string pagePrefix = "/" + std::string(plural) + "/";
+    const std::string api = "/api/v1/" + std::string(plural) + "/", suffix = "/records";
+    if (nsAndName(path, pagePrefix, "")) return page(rayJobPage());
+    if (auto object = nsAndName(path, api, suffix))
+      return records(kind, object->first, object->second, query);
   }
   return {404, "text/plain; charset=utf-8",
-          "not found; the pages are /, /pending and /rayjobs/NAMESPACE/NAME; the API is under "
+          "not found; the pages are /, /pending, /rayjobs/NAMESPACE/NAME and "
+          "/rayclusters/NAMESPACE/NAME; the API is under "
           "/api/v1 (docs/history-ui.md)\n"};
 }
 

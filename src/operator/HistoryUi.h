@@ -4,9 +4,11 @@
 //   GET /                                      the list of RayJobs (page)
 //   GET /pending                               what is pending and the last errors (page)
 //   GET /rayjobs/NS/NAME                       one RayJob's timeline, updated live (page)
+//   GET /rayclusters/NS/NAME                   one of its RayClusters' timeline (page)
 //   GET /api/v1/rayjobs?namespace=&status=&reason=&deleted=true&since=SEQ
 //   GET /api/v1/pending
 //   GET /api/v1/rayjobs/NS/NAME/records?after=SEQ&limit=N
+//   GET /api/v1/rayclusters/NS/NAME/records?after=SEQ&limit=N
 //
 // Memory is bounded whatever the journal's size: the list is a RunIndex (a few hundred bytes per
 // RayJob run) brought up to date with the records appended since the last request, and a
@@ -41,7 +43,8 @@ class HistoryUi {
  private:
   void catchUp();
   HttpAnswer runs(const std::string& query, bool pendingOnly);
-  HttpAnswer records(const std::string& ns, const std::string& name, const std::string& query);
+  HttpAnswer records(const std::string& kind, const std::string& ns, const std::string& name,
+                     const std::string& query);
 
   wal::Journal& journal_;
   projection::RunIndex index_;

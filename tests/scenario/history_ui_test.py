@@ -145,6 +145,14 @@ try:
     until(lambda: any("Complete" in t for t in record_texts()), 60, "the second attempt to complete on the page")
     seqs = [int(r.get_attribute("data-seq")) for r in rows("#records tbody tr.record")]
     check(seqs == sorted(set(seqs)), "the page shows records out of order or twice")
+    # Each attempt's RayCluster has a timeline of its own, one click away.
+    lanes = browser.find_elements(By.CSS_SELECTOR, "#records a.cluster")
+    check(len(lanes) == 2, f"{len(lanes)} RayCluster links for two attempts")
+    if lanes:
+        lanes[-1].click()
+        until(lambda: any("CreatePod" in t for t in record_texts()) and
+              browser.find_element(By.ID, "title").text.startswith("RayCluster default/rayjob-watched-"),
+              20, "the second attempt's RayCluster timeline")
 
     # The list: every RayJob of the demo; the status filter keeps the failed one.
     samples_names = sorted([n[:-5] for n in os.listdir(samples) if n.endswith(".yaml")] +
@@ -185,9 +193,12 @@ try:
     # No secret value is ever served: not an env value of the spec, not the cluster's token.
     until(lambda: json.loads(get(port, "/api/v1/rayjobs?name=rayjob-secrets")[1])["runs"][0]["jobDeploymentStatus"] == "Complete",
           60, "rayjob-secrets to complete")
+    secret_cluster = json.loads(get(port, "/api/v1/rayjobs?name=rayjob-secrets")[1])["runs"][0]["rayClusterName"]
     served = "".join(get(port, path)[1] for path in (
         "/api/v1/rayjobs?limit=5000", "/api/v1/pending",
-        "/api/v1/rayjobs/default/rayjob-secrets/records?limit=5000", "/rayjobs/default/rayjob-secrets"))
+        "/api/v1/rayjobs/default/rayjob-secrets/records?limit=5000", "/rayjobs/default/rayjob-secrets",
+        f"/api/v1/rayclusters/default/{secret_cluster}/records?limit=5000"))
+    check("CreateSecret" in served, "the token-auth RayCluster's records do not show its Secret created")
     tokens = []
     for line in open(os.path.join(cluster, "objects.jsonl")):
         obj = json.loads(line)
