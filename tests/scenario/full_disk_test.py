@@ -72,8 +72,8 @@ try:
                              stdout=log, stderr=subprocess.STDOUT)
     text = lambda: open(log_path, errors="replace").read()
     port = None
-    if wait_for(lambda: re.search(r"on port (\d+)", text()), 30, "the status server"):
-        port = int(re.search(r"on port (\d+)", text()).group(1))
+    if wait_for(lambda: re.search(r"on port (\d+)\n", text()), 30, "the status server"):
+        port = int(re.search(r"on port (\d+)\n", text()).group(1))
     if wait_for(lambda: "cannot be written (disk full)" in text() or p.poll() is not None, 60,
                 "the volume to fill"):
         check(p.poll() is None, "the operator exited on a full disk (%s)" % p.poll())

@@ -179,7 +179,7 @@ def scrub_finds_bad_block():
     corrupt = 0
     deadline = time.time() + 60
     while time.time() < deadline and p.poll() is None and not corrupt:
-        port = re.search(r"on port (\d+)", text())
+        port = re.search(r"on port (\d+)\n", text())
         if port:
             m = re.search(r"^rayjournal_journal_scrub_corrupt_records_total (\d+)",
                           get(int(port.group(1)), "/metrics"), re.M)
