@@ -3,10 +3,10 @@
 #include "operator/JournalUpkeep.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
-#include <sstream>
+#include <mutex>
 #include <thread>
 
 #include "support/JournalFiles.h"
@@ -95,9 +95,29 @@ TEST(JournalUpkeepTest, TheSizeLimitHoldsOnDisk) {
 // CI's ASan run of stop 44's fix: the disk filled, space came back, the last RayJobs finished and
 // the operator exited within one upkeep tick, so the log never said the journal was writable
 // again (scenario.full_disk). The recovery is said when the upkeep stops, whenever it came.
+// What the upkeep logs, read under the sink's own lock (the upkeep thread writes meanwhile).
+class CapturingSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::string str() {
+    std::lock_guard lock(mutex_);
+    return text_;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    text_.append(line.data(), line.size());
+  }
+  void flush_() override {}
+
+ private:
+  std::string text_;
+};
+
 TEST(JournalUpkeepTest, ARecoveryJustBeforeTheStopIsStillLogged) {
-  std::ostringstream said;
-  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(said);
+  auto sink = std::make_shared<CapturingSink>();
+  CapturingSink& said = *sink;
   auto logger = std::make_shared<spdlog::logger>("upkeep-test", sink);
   auto previous = spdlog::default_logger();
   spdlog::set_default_logger(logger);
