@@ -3,12 +3,9 @@
 #include "operator/JournalUpkeep.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/base_sink.h>
-#include <spdlog/spdlog.h>
-
-#include <mutex>
 #include <thread>
 
+#include "support/CapturedLog.h"
 #include "support/JournalFiles.h"
 #include "support/TempDir.h"
 #include "wal/JournalError.h"
@@ -95,32 +92,8 @@ TEST(JournalUpkeepTest, TheSizeLimitHoldsOnDisk) {
 // CI's ASan run of stop 44's fix: the disk filled, space came back, the last RayJobs finished and
 // the operator exited within one upkeep tick, so the log never said the journal was writable
 // again (scenario.full_disk). The recovery is said when the upkeep stops, whenever it came.
-// What the upkeep logs, read under the sink's own lock (the upkeep thread writes meanwhile).
-class CapturingSink : public spdlog::sinks::base_sink<std::mutex> {
- public:
-  std::string str() {
-    std::lock_guard lock(mutex_);
-    return text_;
-  }
-
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    spdlog::memory_buf_t line;
-    formatter_->format(msg, line);
-    text_.append(line.data(), line.size());
-  }
-  void flush_() override {}
-
- private:
-  std::string text_;
-};
-
 TEST(JournalUpkeepTest, ARecoveryJustBeforeTheStopIsStillLogged) {
-  auto sink = std::make_shared<CapturingSink>();
-  CapturingSink& said = *sink;
-  auto logger = std::make_shared<spdlog::logger>("upkeep-test", sink);
-  auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(logger);
+  rayjournal::testing::CapturedLog said;
   auto storage = std::make_shared<wal::MemoryStorage>();
   auto journal = wal::Journal::open(storage);
   storage->failNextWrites(1);
@@ -131,15 +104,14 @@ TEST(JournalUpkeepTest, ARecoveryJustBeforeTheStopIsStillLogged) {
     options.scrubRecordsPerSecond = 0;
     JournalUpkeep upkeep(*journal, options);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (said.str().find("cannot be written") == std::string::npos &&
+    while (said.text().find("cannot be written") == std::string::npos &&
            std::chrono::steady_clock::now() < deadline)
       std::this_thread::yield();
-    ASSERT_NE(said.str().find("cannot be written"), std::string::npos) << said.str();
+    ASSERT_NE(said.text().find("cannot be written"), std::string::npos) << said.text();
     journal->append(observation(2), wal::Durability::Sync);  // space is back
     ASSERT_FALSE(journal->unwritable());
   }  // stopped at once, before its next tick
-  spdlog::set_default_logger(previous);
-  EXPECT_NE(said.str().find("is writable again"), std::string::npos) << said.str();
+  EXPECT_NE(said.text().find("is writable again"), std::string::npos) << said.text();
 }
 
 }  // namespace

@@ -3,54 +3,20 @@
 #include "operator/StartupWatch.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/base_sink.h>
-#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <future>
 #include <mutex>
 #include <string>
 
+#include "support/CapturedLog.h"
+
 namespace rayjournal::operator_ {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Log lines kept in a string; text() may be read while another thread logs.
-class StringSink : public spdlog::sinks::base_sink<std::mutex> {
- public:
-  std::string text() {
-    std::lock_guard lock(mutex_);
-    return out_;
-  }
-
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    spdlog::memory_buf_t formatted;
-    formatter_->format(msg, formatted);
-    out_.append(formatted.data(), formatted.size());
-  }
-  void flush_() override {}
-
- private:
-  std::string out_;
-};
-
-// Routes the default logger into a string for the test's lifetime.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto logger = std::make_shared<spdlog::logger>("captured", sink_);
-    logger->set_level(spdlog::level::info);
-    spdlog::set_default_logger(logger);
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string text() { return sink_->text(); }
-
- private:
-  std::shared_ptr<StringSink> sink_ = std::make_shared<StringSink>();
-  std::shared_ptr<spdlog::logger> previous_;
-};
+using rayjournal::testing::CapturedLog;
 
 TEST(StartupWatchTest, ASignalDuringStartUpExitsAtOnceNamingThePhase) {
   CapturedLog log;
