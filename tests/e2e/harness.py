@@ -4,8 +4,10 @@ kubelet, and the operator under test. Everything binds loopback on free ports an
 by stop(), whatever happened. Standard library only."""
 
 import http.client
+import http.server
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -21,10 +23,44 @@ import urllib.parse
 import urllib.request
 
 
+# Ports for the servers tests start come from below the kernel's ephemeral range (32768 up on
+# Debian), never from bind(0): a port bind(0) found free is free only until the next outgoing
+# connection or the next bind(0) of Ray's own components takes it, and `ray start` exits at once
+# when its dashboard port is taken (one CI run waited 180 s on such a head). Ray keeps its own
+# fixed ports (6379, 8265, 10001) and its default worker ports (10002-19999) to itself, so
+# servers take 20000-29999, and the shared head's workers 30000-32699, a block of 100 per test
+# process.
+_SERVER_PORTS = (20000, 30000)
+_handed_out = set()
+_ports_lock = threading.Lock()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback TCP port nothing listens on now and that this process has not handed out."""
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    with _ports_lock:
+        for _ in range(1000):
+            port = rng.randrange(*_SERVER_PORTS)
+            if port in _handed_out:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free loopback port in {_SERVER_PORTS[0]}-{_SERVER_PORTS[1] - 1}")
+
+
+def ray_worker_ports():
+    """This process's block of 100 ports for Ray workers, outside the ephemeral range too."""
+    base = 30000 + (os.getpid() % 27) * 100
+    return base, base + 99
+
+
+class StopWaiting(Exception):
+    """Raised by a wait_until predicate when what it waits for can no longer happen."""
 
 
 def wait_until(what, predicate, timeout, interval=0.2):
@@ -36,6 +72,8 @@ def wait_until(what, predicate, timeout, interval=0.2):
             value = predicate()
             if value:
                 return value
+        except StopWaiting:
+            raise
         except Exception as e:  # noqa: BLE001 - kept for the timeout message
             last_error = e
         time.sleep(interval)
@@ -357,6 +395,10 @@ current-context: e2e
                 self.procs[name].stop()
 
 
+class HeadExited(StopWaiting):
+    """The `ray start` of a RayHead exited before the head was ready."""
+
+
 class RayHead:
     """A real Ray head from the virtualenv, on loopback, in its own temp dir."""
 
@@ -374,31 +416,82 @@ class RayHead:
         env.pop("RAY_ADDRESS", None)
         return env
 
-    def start(self):
+    def start(self, attempts=3):
+        """Starts the head and waits until it runs a job. A head whose `ray start` exits (a port
+        taken after all, a component that died) is reported with its log and replaced by one on
+        other ports and a new temp dir, up to `attempts` heads."""
+        for attempt in range(1, attempts + 1):
+            try:
+                self.launch()
+                self.wait_ready()
+                return self
+            except HeadExited as e:
+                print(f"Ray head attempt {attempt} of {attempts} failed: {e}", file=sys.stderr)
+                self.stop()
+                if attempt == attempts:
+                    raise
+                self.temp = tempfile.mkdtemp(prefix="rjray")
+                self.dashboard_port = free_port()
+        return self
+
+    def launch(self):
         ports = [free_port() for _ in range(4)]
-        worker_base = 20000 + (os.getpid() % 200) * 100
+        low, high = ray_worker_ports()
         self.proc = Process("ray-head", [
             f"{self.venv}/bin/ray", "start", "--head", "--block", "--disable-usage-stats",
             "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
             f"--dashboard-port={self.dashboard_port}", "--include-dashboard=true",
             f"--port={ports[0]}", f"--dashboard-agent-listen-port={ports[1]}",
             f"--ray-client-server-port={ports[2]}", f"--metrics-export-port={ports[3]}",
-            f"--min-worker-port={worker_base}", f"--max-worker-port={worker_base + 99}",
+            f"--min-worker-port={low}", f"--max-worker-port={high}",
             "--num-cpus=2", "--object-store-memory=200000000", f"--temp-dir={self.temp}"],
             self.log_dir, env=self.env()).start()
-        wait_until("Ray dashboard /api/version", lambda: self.request("GET", "/api/version")[0] == 200,
-                   180, 1)
+
+    def alive_request(self, method, path, body=None):
+        """request(), but a head whose `ray start` has exited raises HeadExited at once."""
+        if not self.proc.alive():
+            raise HeadExited(self.diagnosis())
+        return self.request(method, path, body)
+
+    def wait_ready(self):
+        try:
+            self.wait_ready_unexplained()
+        except TimeoutError as e:
+            raise TimeoutError(f"{e}\n{self.session_log_tails()}") from None
+
+    def session_log_tails(self):
+        """The last lines of the Ray logs that tell why a live head does not answer."""
+        out = []
+        logs = os.path.join(self.temp, "session_latest", "logs")
+        for name in ["dashboard.log", "dashboard.err", "gcs_server.err", "raylet.err"]:
+            try:
+                with open(os.path.join(logs, name), errors="replace") as f:
+                    lines = f.read().splitlines()[-8:]
+            except OSError:
+                continue
+            out.append(f"{name}:\n  " + "\n  ".join(lines))
+        return "\n".join(out) or f"no Ray session logs under {logs}"
+
+    def wait_ready_unexplained(self):
+        wait_until("Ray dashboard /api/version",
+                   lambda: self.alive_request("GET", "/api/version")[0] == 200, 180, 1)
         probe = f"probe-{os.getpid()}"
 
         def probe_submitted():
-            status, body = self.request("POST", "/api/jobs/", {"entrypoint": "true",
-                                                               "submission_id": probe})
+            status, body = self.alive_request("POST", "/api/jobs/", {"entrypoint": "true",
+                                                                     "submission_id": probe})
             return status == 200 or "already exists" in body
 
         wait_until("Ray accepting jobs", probe_submitted, 180, 1)
-        wait_until("Ray probe job SUCCEEDED", lambda: self.job(probe)["status"] == "SUCCEEDED",
-                   180, 1)
-        return self
+        wait_until("Ray probe job SUCCEEDED",
+                   lambda: (self.alive_request("GET", f"/api/jobs/{probe}")[0] == 200
+                            and self.job(probe)["status"] == "SUCCEEDED"), 180, 1)
+
+    def diagnosis(self):
+        """Why the head is gone: the exit code and the last lines `ray start` printed."""
+        lines = self.proc.log().splitlines()
+        tail = "\n  ".join(lines[-12:])
+        return f"`ray start` exited with {self.proc.proc.returncode}; its log ends:\n  {tail}"
 
     @property
     def address(self):
@@ -428,6 +521,67 @@ class RayHead:
         if self.proc:
             self.proc.stop(60)
         shutil.rmtree(self.temp, ignore_errors=True)
+
+
+class RayProxy(threading.Thread):
+    """Plain HTTP in front of a RayHead's dashboard for one operator. It forwards every request
+    and its answer; when after_submit(submission_id) returns True for a job submission Ray has
+    accepted, the answer is never sent (the connection closes): the moment a crash leaves a
+    submission in doubt, reached on purpose rather than by a lucky kill."""
+
+    def __init__(self, ray, after_submit=None):
+        super().__init__(daemon=True)
+        self.ray, self.after_submit = ray, after_submit
+        self.submissions = []  # the submission ids Ray accepted through this proxy, in order
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                proxy.forward(self)
+
+            def do_POST(self):
+                proxy.forward(self)
+
+            def do_DELETE(self):
+                proxy.forward(self)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+
+    def run(self):
+        self.server.serve_forever(poll_interval=0.2)
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def forward(self, handler):
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length else None
+        conn = http.client.HTTPConnection("127.0.0.1", self.ray.dashboard_port, timeout=60)
+        try:
+            conn.request(handler.command, handler.path, body=body,
+                         headers={"Content-Type": handler.headers.get("Content-Type",
+                                                                      "application/json")})
+            res = conn.getresponse()
+            data = res.read()
+        finally:
+            conn.close()
+        if handler.command == "POST" and handler.path.rstrip("/") == "/api/jobs" and \
+                res.status == 200:
+            submission_id = json.loads(data).get("submission_id", "")
+            self.submissions.append(submission_id)
+            if self.after_submit and self.after_submit(submission_id):
+                handler.close_connection = True
+                return
+        handler.send_response(res.status)
+        handler.send_header("Content-Type", res.getheader("Content-Type") or "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
 
 
 class FakeKubelet(threading.Thread):
