@@ -399,6 +399,10 @@ class HeadExited(StopWaiting):
     """The `ray start` of a RayHead exited before the head was ready."""
 
 
+class HeadUnready(Exception):
+    """A RayHead's `ray start` runs, but the head did not answer or run a job in time."""
+
+
 class RayHead:
     """A real Ray head from the virtualenv, on loopback, in its own temp dir."""
 
@@ -418,14 +422,15 @@ class RayHead:
 
     def start(self, attempts=3):
         """Starts the head and waits until it runs a job. A head whose `ray start` exits (a port
-        taken after all, a component that died) is reported with its log and replaced by one on
-        other ports and a new temp dir, up to `attempts` heads."""
+        taken after all, a component that died), or that lives without answering in time, is
+        reported with its logs and replaced by one on other ports and a new temp dir, up to
+        `attempts` heads."""
         for attempt in range(1, attempts + 1):
             try:
                 self.launch()
                 self.wait_ready()
                 return self
-            except HeadExited as e:
+            except (HeadExited, HeadUnready) as e:
                 print(f"Ray head attempt {attempt} of {attempts} failed: {e}", file=sys.stderr)
                 self.stop()
                 if attempt == attempts:
@@ -457,7 +462,7 @@ class RayHead:
         try:
             self.wait_ready_unexplained()
         except TimeoutError as e:
-            raise TimeoutError(f"{e}\n{self.session_log_tails()}") from None
+            raise HeadUnready(f"{e}\n{self.session_log_tails()}") from None
 
     def session_log_tails(self):
         """The last lines of the Ray logs that tell why a live head does not answer."""
@@ -474,7 +479,7 @@ class RayHead:
 
     def wait_ready_unexplained(self):
         wait_until("Ray dashboard /api/version",
-                   lambda: self.alive_request("GET", "/api/version")[0] == 200, 180, 1)
+                   lambda: self.alive_request("GET", "/api/version")[0] == 200, 120, 1)
         probe = f"probe-{os.getpid()}"
 
         def probe_submitted():
