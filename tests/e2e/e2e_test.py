@@ -7,6 +7,7 @@ import subprocess
 import json
 import random
 import re
+import sqlite3
 import urllib.request
 import sys
 import tempfile
@@ -14,7 +15,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import ApiError, OperatorCase, Process, free_port, run, wait_until  # noqa: E402
+from harness import (ApiError, OperatorCase, Process, RayProxy, free_port, run,  # noqa: E402
+                     wait_until)
 
 OPERATOR, REPLAY, ROOT = sys.argv[1:4]
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
@@ -323,6 +325,85 @@ class E2E(OperatorCase):
         wait_until("d1's Ray job STOPPED",
                    lambda: self.ray.job(d1["jobId"])["status"] == "STOPPED", 60, 0.5)
         self.verify_journal()
+
+    # --- exactly-once for the job's own writes (docs/exactly-once.md) ---
+
+    # The job of docs/exactly-once.md: one row per run in SQLite. With a key it is the one the
+    # recipe gives (Ray's submission id, and the attempt the annotation adds); without one, a
+    # fresh id per run, as a job that does not deduplicate writes.
+    SQLITE_JOB = """
+import json, os, sqlite3, sys, uuid
+meta = json.loads(os.environ["RAY_JOB_CONFIG_JSON_ENV_VAR"])["metadata"]
+if sys.argv[2] == "keyed":
+    key = meta["job_submission_id"] + "/" + meta.get("rayjournal.io/attempt", "")
+else:
+    key = str(uuid.uuid4())
+db = sqlite3.connect(sys.argv[1], timeout=60)
+db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY)")
+db.execute("INSERT OR IGNORE INTO runs VALUES (?)", (key,))
+db.commit()
+print("row written for", key)
+"""
+
+    def run_sqlite_job_through_a_lost_submission(self, keyed):
+        """The operator submits through a proxy that SIGKILLs it once Ray has accepted, before
+        it hears the answer; the job runs and Ray's record of it is deleted while the operator
+        is down; the restarted operator finds no such submission and submits the same id
+        again (what KubeRay does blindly on every restart). Returns the rows in the database
+        and the submission ids Ray accepted."""
+        work = tempfile.mkdtemp(prefix="rjonce", dir=self.work)
+        script, db = os.path.join(work, "job.py"), os.path.join(work, "runs.db")
+        with open(script, "w") as f:
+            f.write(self.SQLITE_JOB)
+        killed = []
+        op = None
+
+        def kill_operator(submission_id):
+            if killed:
+                return False
+            killed.append(submission_id)
+            op.kill9()
+            return True
+
+        proxy = RayProxy(self.ray, kill_operator)
+        proxy.start()
+        try:
+            op = self.start_operator(dashboard=proxy.address)
+            job = rayjob(self.ns, "once", mode="HTTPMode",
+                         entrypoint=f"python {script} {db} {'keyed' if keyed else 'plain'}")
+            if keyed:
+                job["metadata"]["annotations"] = {
+                    "rayjournal.io/attempt-in-submission-metadata": "true"}
+            self.kube.create("RayJob", job)
+            wait_until("the operator killed right after Ray accepted the submission",
+                       lambda: killed and not op.alive(), 180, 0.2)
+            sid = killed[0]
+            wait_until("the first run SUCCEEDED",
+                       lambda: (self.ray.job(sid) or {}).get("status") == "SUCCEEDED", 180, 0.5)
+            status, body = self.ray.request("DELETE", f"/api/jobs/{sid}")
+            self.assertEqual(status, 200, body)
+            self.assertIsNone(self.ray.job(sid), "Ray no longer knows the submission")
+            self.start_operator(dashboard=proxy.address)
+            s = self.wait_status("once", "Complete", 240)
+            self.assertEqual(s["jobStatus"], "SUCCEEDED", s)
+            self.assertEqual(s["jobId"], sid)
+        finally:
+            proxy.stop()
+        with sqlite3.connect(db) as conn:
+            rows = [r[0] for r in conn.execute("SELECT key FROM runs")]
+        return rows, list(proxy.submissions)
+
+    def test_exactly_once_with_the_submission_key(self):
+        rows, submissions = self.run_sqlite_job_through_a_lost_submission(keyed=True)
+        self.assertEqual(len(submissions), 2, "the lost submission was made again")
+        self.assertEqual(submissions[0], submissions[1], "under the same submission id")
+        self.assertEqual(rows, [submissions[0] + "/1"], "one row: the second run deduplicated")
+        self.verify_journal()
+
+    def test_without_the_key_the_resubmission_writes_twice(self):
+        rows, submissions = self.run_sqlite_job_through_a_lost_submission(keyed=False)
+        self.assertEqual(len(submissions), 2, submissions)
+        self.assertEqual(len(rows), 2, "the duplicate the recipe prevents")
 
     def test_watch_survives_apiserver_restart(self):
         self.start_operator()

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "controller/rayjob/RayJob.h"
@@ -33,6 +34,17 @@ model::ApiObject withClusterSelector(const model::Document& jobHeadService,
                                      const std::string& clusterName);
 // The cluster with every worker group suspended (the DeleteWorkers policy).
 model::ApiObject withWorkersSuspended(const model::Document& cluster);
+// Opt-in per-attempt keys for a job's own writes (docs/exactly-once.md): with this annotation
+// "true", the submission's metadata carries the attempt number (status.failed + 1) under
+// kAttemptMetadataKey, beside the submission id Ray adds itself. Off by default, so a
+// KubeRay-compatible submission carries nothing of the operator's unless asked.
+inline constexpr const char* kAttemptMetadataAnnotation =
+    "rayjournal.io/attempt-in-submission-metadata";
+inline constexpr const char* kAttemptMetadataKey = "rayjournal.io/attempt";
+bool attemptInSubmissionMetadata(const RayJob& job);
+// spec.metadata, plus the attempt when the annotation asks for it.
+std::map<std::string, std::string> submissionMetadata(const RayJob& job,
+                                                      const RayJobStatus& status);
 // The Ray submission of the attempt that status describes (its jobId and dashboard);
 // throws std::invalid_argument when runtimeEnvYAML is not YAML.
 model::ApiObject submitRequestFor(const RayJob& job, const RayJobStatus& status);

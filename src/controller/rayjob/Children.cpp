@@ -132,8 +132,8 @@ static std::string submitFlags(const RayJob& job, const std::string& id) {
   std::string flags;
   if (!job.spec.runtimeEnvYAML.empty())
     flags += " --runtime-env-json " + goQuote(runtimeEnvJson(job.spec.runtimeEnvYAML).dump());
-  if (!job.spec.metadata.empty())
-    flags += " --metadata-json " + goQuote(json(job.spec.metadata).dump());
+  if (auto metadata = submissionMetadata(job, job.status); !metadata.empty())
+    flags += " --metadata-json " + goQuote(json(metadata).dump());
   if (!id.empty()) flags += " --submission-id " + id;
   if (job.spec.entrypointNumCpus > 0)
     flags += " --entrypoint-num-cpus " + formatFloat(job.spec.entrypointNumCpus);
@@ -292,8 +292,21 @@ model::ApiObject withWorkersSuspended(const model::Document& cluster) {
   return updated;
 }
 
+bool attemptInSubmissionMetadata(const RayJob& job) {
+  auto it = job.annotations.find(kAttemptMetadataAnnotation);
+  return it != job.annotations.end() && it->second == "true";
+}
+
+std::map<std::string, std::string> submissionMetadata(const RayJob& job,
+                                                      const RayJobStatus& status) {
+  std::map<std::string, std::string> metadata = job.spec.metadata;
+  if (attemptInSubmissionMetadata(job))
+    metadata[kAttemptMetadataKey] = std::to_string(int64_t{status.failed} + 1);
+  return metadata;
+}
+
 model::ApiObject submitRequestFor(const RayJob& job, const RayJobStatus& status) {
-  const std::map<std::string, std::string>& metadata = job.spec.metadata;
+  const std::map<std::string, std::string> metadata = submissionMetadata(job, status);
   json runtimeEnv;
   if (!job.spec.runtimeEnvYAML.empty()) runtimeEnv = runtimeEnvJson(job.spec.runtimeEnvYAML);
   return std::make_shared<json>(json{{"dashboard", status.dashboardURL},

@@ -27,6 +27,23 @@ constexpr const char* kDns1035Problem =
     "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
     "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]";
 
+// rayjournal's own annotation: a typo must not silently leave a job without its per-attempt key.
+std::optional<ValidationError> validateAttemptAnnotation(const RayJob& job) {
+  const char* prefix = "The RayJob metadata is invalid: ";
+  auto it = job.annotations.find(kAttemptMetadataAnnotation);
+  if (it == job.annotations.end()) return std::nullopt;
+  if (it->second != "true" && it->second != "false")
+    return ValidationError{"InvalidRayJobMetadata",
+                           std::string(prefix) + "annotation " + kAttemptMetadataAnnotation +
+                               " must be \"true\" or \"false\", not \"" + it->second + "\""};
+  if (it->second == "true" && job.spec.metadata.contains(kAttemptMetadataKey))
+    return ValidationError{"InvalidRayJobMetadata",
+                           std::string(prefix) + "spec.metadata sets " + kAttemptMetadataKey +
+                               ", which annotation " + kAttemptMetadataAnnotation +
+                               " asks the operator to set"};
+  return std::nullopt;
+}
+
 std::optional<ValidationError> validateMetadata(const RayJob& job) {
   const char* prefix = "The RayJob metadata is invalid: ";
   if (job.name.size() > 47)
@@ -36,7 +53,7 @@ std::optional<ValidationError> validateMetadata(const RayJob& job) {
     return ValidationError{"InvalidRayJobMetadata", std::string(prefix) +
                                                         "RayJob name should be a valid DNS1035 "
                                                         "label: " + kDns1035Problem};
-  return std::nullopt;
+  return validateAttemptAnnotation(job);
 }
 
 // What the CRD's schema refuses at admission (KubeRay relies on it): wrong types, enums.
@@ -249,11 +266,13 @@ std::optional<ValidationError> validateRuntimeEnv(const RayJobSpec& s) {
 // KubeRay's submit command refuses `metadata` for a cluster older than Ray 2.6.0 (its
 // --metadata-json flag is newer); there the reconcile fails on every pass, here the RayJob
 // fails once with the reason. HTTPMode sends metadata in the request and is not checked.
-std::optional<ValidationError> validateMetadataField(const RayJobSpec& s) {
+std::optional<ValidationError> validateMetadataField(const RayJob& job) {
+  const RayJobSpec& s = job.spec;
   bool submitCommand = s.submissionMode == SubmissionMode::K8sJobMode ||
                        s.submissionMode == SubmissionMode::SidecarMode;
   const json& version = memberAt(s.rayClusterSpec.get(), "rayVersion");
-  if (!submitCommand || s.metadata.empty() || !version.is_string()) return std::nullopt;
+  if (!submitCommand || !version.is_string()) return std::nullopt;
+  if (s.metadata.empty() && !attemptInSubmissionMetadata(job)) return std::nullopt;
   std::string text = version.get<std::string>();
   if (text.empty() || model::versionAtLeast(text, 2, 6, 0)) return std::nullopt;
   if (!model::parseVersion(text))
@@ -286,7 +305,7 @@ std::optional<ValidationError> validateSpec(const RayJob& job, const FeatureGate
   if (auto e = validateModes(s)) return e;
   if (auto e = validateClusterSpec(job, gates)) return e;
   if (auto e = validateRuntimeEnv(s)) return e;
-  if (auto e = validateMetadataField(s)) return e;
+  if (auto e = validateMetadataField(job)) return e;
   return validateNumbers(s);
 }
 

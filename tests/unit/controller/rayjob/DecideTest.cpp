@@ -57,6 +57,28 @@ TEST(DecideTest, NoOperatorKeysLeakIntoTheSubmitterEnvOrRayMetadata) {
   EXPECT_EQ((*request)["metadata"], json({{"team", "ml"}}));
 }
 
+// Asked for with the annotation, the attempt number (failed + 1) joins the user's metadata in
+// every submission path: the HTTP request, the submitter Job's and the sidecar's --metadata-json.
+TEST(DecideTest, TheAttemptAnnotationPutsTheAttemptIntoEverySubmissionsMetadata) {
+  json m = manifest();
+  m["spec"]["metadata"] = {{"team", "ml"}};
+  m["metadata"]["annotations"] = {{kAttemptMetadataAnnotation, "true"}};
+  RayJob job = parseRayJob(m);
+  job.status.jobId = "job-abcde";
+  job.status.dashboardURL = "c-head-svc.default.svc.cluster.local:8265";
+  job.status.failed = 2;
+  EXPECT_EQ((*submitRequestFor(job, job.status))["metadata"],
+            json({{"team", "ml"}, {"rayjournal.io/attempt", "3"}}));
+  json submitter = buildSubmitterJob(job, json::object());
+  std::string args = submitter["spec"]["template"]["spec"]["containers"][0]["args"][0];
+  EXPECT_NE(args.find(R"(--metadata-json "{\"rayjournal.io/attempt\":\"3\",\"team\":\"ml\"}")"),
+            std::string::npos)
+      << args;
+  EXPECT_NE(buildSidecarCommand(job, 8265).find("rayjournal.io/attempt"), std::string::npos);
+  job.annotations[kAttemptMetadataAnnotation] = "false";
+  EXPECT_EQ((*submitRequestFor(job, job.status))["metadata"], json({{"team", "ml"}}));
+}
+
 // KubeRay trims the entrypoint before `--` in both submitter commands; the sidecar's was not.
 TEST(DecideTest, SidecarEntrypointIsTrimmed) {
   json m = manifest();

@@ -350,6 +350,26 @@ TEST(ValidateTest, MetadataNeedsRay260InTheSubmitCommandModes) {
   EXPECT_EQ(with("K8sJobMode", ""), "") << "an unset rayVersion is taken as recent";
 }
 
+// The per-attempt key's annotation: a typo or a clash with the user's own key is named, not
+// silently ignored (the job would deduplicate by the wrong key).
+TEST(ValidateTest, TheAttemptAnnotationIsTrueOrFalseAndOwnsItsMetadataKey) {
+  auto with = [](const char* value, json metadata) {
+    json doc = validRayJob();
+    doc["metadata"]["annotations"] = {{"rayjournal.io/attempt-in-submission-metadata", value}};
+    if (!metadata.is_null()) doc["spec"]["metadata"] = metadata;
+    return invalid(doc);
+  };
+  EXPECT_EQ(with("true", nullptr), "");
+  EXPECT_EQ(with("false", {{"rayjournal.io/attempt", "7"}}), "");
+  EXPECT_EQ(with("yes", nullptr),
+            "The RayJob metadata is invalid: annotation "
+            "rayjournal.io/attempt-in-submission-metadata must be \"true\" or \"false\", not "
+            "\"yes\"");
+  EXPECT_EQ(with("true", {{"rayjournal.io/attempt", "7"}}),
+            "The RayJob metadata is invalid: spec.metadata sets rayjournal.io/attempt, which "
+            "annotation rayjournal.io/attempt-in-submission-metadata asks the operator to set");
+}
+
 TEST(FeatureGatesTest, ParsedAsGosFeatureGateFlag) {
   FeatureGateParse p = parseFeatureGates("RayJobDeletionPolicy=false, RayCronJob=true");
   EXPECT_EQ(p.error, "");
