@@ -11,7 +11,7 @@ header a{margin-right:1em} table{border-collapse:collapse;margin-top:1em}
 th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4} #state{color:#b00;min-height:1.2em} #state.live{color:#080}
 tr.band td{background:#eef;font-weight:600} tr.restart td{background:#fdd}
-td.seq,td.t{font-family:monospace;white-space:nowrap} form label{margin-right:1em}
+td.seq,td.t{font-family:monospace;white-space:nowrap} td.lane{background:#f7fbf3} form label{margin-right:1em}
 </style></head><body>
 <header><a href="/">RayJobs</a><a href="/pending">Pending</a></header>
 <h1 id="title">%TITLE%</h1><p id="state"></p>
@@ -122,46 +122,91 @@ load();
 )";
 
 constexpr const char* kRayJob = R"(<p id="run"></p>
-<table id="records"><thead><tr><th>Seq</th><th>Time</th><th>Record</th></tr></thead>
-<tbody></tbody></table>
+<table id="records"><thead><tr><th>Seq</th><th>Time</th><th>Record</th>
+<th class="lane">Its RayClusters</th></tr></thead><tbody></tbody></table>
 <script>
 const parts = location.pathname.split('/');
 const plural = parts[1], kind = plural === 'rayclusters' ? 'RayCluster' : 'RayJob';
 const ns = decodeURIComponent(parts[2]), name = decodeURIComponent(parts[3]);
 document.getElementById('title').textContent = kind + ' ' + ns + '/' + name;
 document.title = 'rayjournal: ' + ns + '/' + name;
+if (kind !== 'RayJob') document.querySelector('#records th.lane').remove();
+const columns = kind === 'RayJob' ? 4 : 3;
+// The RayClusters of the RayJob's attempts, each followed through its own cursor; their records
+// join the RayJob's by seq, in a lane (column) of their own.
+const clusters = new Map();
 let after = 0, epoch = 0, attempt = 0, uid = '', start = 0;
-function band(text, cls) {
+function clusterPath(cluster) {
+  return '/rayclusters/' + encodeURIComponent(ns) + '/' + encodeURIComponent(cluster);
+}
+// Rows stay in seq order whichever stream a record came from: a band goes before its record.
+function insert(tr, seq, before) {
+  const body = document.querySelector('#records tbody');
+  const goesBefore = r => before ? +r.dataset.seq >= seq : +r.dataset.seq > seq;
+  let next = body.lastElementChild;  // mostly the newest record: appended without a search
+  if (!next || !goesBefore(next)) next = null;
+  else next = [...body.children].find(goesBefore);
+  body.insertBefore(tr, next);
+}
+function band(text, cls, seq) {
   const tr = document.createElement('tr');
   tr.className = 'band ' + cls;
-  const td = cell(tr, text);
-  td.colSpan = 3;
-  document.querySelector('#records tbody').appendChild(tr);
+  tr.dataset.seq = seq;
+  cell(tr, text).colSpan = columns;
+  insert(tr, seq, true);
 }
-function add(r) {
+function recordRow(r) {
   if (!start) start = r.time_ms;
-  const u = r.object.uid;
-  if (u !== uid) { if (uid) band('a new RayJob under this name (uid ' + u + ')', 'uid'); uid = u; }
-  if (r.epoch !== epoch) {
-    band(epoch ? 'controller restarted: epoch ' + r.epoch : 'epoch ' + r.epoch, epoch ? 'restart' : 'epoch');
-    epoch = r.epoch;
-  }
-  if (r.attempt !== attempt) { band('attempt ' + r.attempt, 'attempt'); attempt = r.attempt; }
   const tr = document.createElement('tr');
   tr.className = 'record ' + r.type;
   tr.dataset.seq = r.seq;
   cell(tr, '#' + r.seq, 'seq');
   cell(tr, '+' + ((r.time_ms - start) / 1000).toFixed(3) + 's', 't');
+  return tr;
+}
+function add(r) {
+  const u = r.object.uid;
+  if (u !== uid) { if (uid) band('a new RayJob under this name (uid ' + u + ')', 'uid', r.seq); uid = u; }
+  if (r.epoch !== epoch) {
+    band(epoch ? 'controller restarted: epoch ' + r.epoch : 'epoch ' + r.epoch,
+         epoch ? 'restart' : 'epoch', r.seq);
+    epoch = r.epoch;
+  }
+  if (r.attempt !== attempt) { band('attempt ' + r.attempt, 'attempt', r.seq); attempt = r.attempt; }
+  const tr = recordRow(r);
   const text = cell(tr, r.text);
+  if (columns === 4) cell(tr, '', 'lane');
   const cluster = r.body && r.body.observation === 'AttemptStarted' && r.body.rayClusterName;
-  if (cluster) {  // a lane of its own: the RayCluster of this attempt
+  if (cluster) {
     const a = document.createElement('a');
-    a.href = '/rayclusters/' + encodeURIComponent(ns) + '/' + encodeURIComponent(cluster);
+    a.href = clusterPath(cluster);
     a.className = 'cluster';
     a.textContent = ' (its RayCluster\'s timeline)';
     text.appendChild(a);
+    if (kind === 'RayJob' && !clusters.has(cluster)) clusters.set(cluster, 0);
   }
-  document.querySelector('#records tbody').appendChild(tr);
+  insert(tr, r.seq, false);
+}
+function addClusterRecord(cluster, r) {
+  const tr = recordRow(r);
+  tr.classList.add('in-lane');
+  cell(tr, '');
+  const lane = cell(tr, ': ' + r.text, 'lane');
+  const a = document.createElement('a');
+  a.href = clusterPath(cluster);
+  a.textContent = cluster;
+  lane.prepend(a);
+  insert(tr, r.seq, false);
+}
+async function follow(path, cursor, onRecord) {
+  let more = true;
+  while (more) {
+    const d = await getJson(path + '/records?after=' + cursor);
+    d.records.forEach(onRecord);
+    cursor = d.nextAfter;
+    more = d.more;
+  }
+  return cursor;
 }
 async function header() {
   if (kind !== 'RayJob') return;
@@ -175,14 +220,11 @@ async function header() {
 }
 async function poll() {
   try {
-    let more = true;
-    while (more) {
-      const d = await getJson('/api/v1/' + plural + '/' + encodeURIComponent(ns) + '/' +
-                              encodeURIComponent(name) + '/records?after=' + after);
-      d.records.forEach(add);
-      after = d.nextAfter;
-      more = d.more;
-    }
+    after = await follow('/api/v1/' + plural + '/' + encodeURIComponent(ns) + '/' +
+                         encodeURIComponent(name), after, add);
+    for (const [cluster, cursor] of clusters)
+      clusters.set(cluster, await follow('/api/v1' + clusterPath(cluster), cursor,
+                                         r => addClusterRecord(cluster, r)));
     await header();
     state('live: following the journal', true);
   } catch (e) {

@@ -143,11 +143,21 @@ try:
     until(lambda: any("controller restarted: epoch" in t for t in record_texts()), 60, "the restart band")
     until(lambda: any("attempt 2" in t for t in record_texts()), 60, "the retry to appear on the open page")
     until(lambda: any("Complete" in t for t in record_texts()), 60, "the second attempt to complete on the page")
-    seqs = [int(r.get_attribute("data-seq")) for r in rows("#records tbody tr.record")]
-    check(seqs == sorted(set(seqs)), "the page shows records out of order or twice")
-    # Each attempt's RayCluster has a timeline of its own, one click away.
+    # Each attempt's RayCluster has a lane beside the RayJob's records, merged by seq.
     lanes = browser.find_elements(By.CSS_SELECTOR, "#records a.cluster")
     check(len(lanes) == 2, f"{len(lanes)} RayCluster links for two attempts")
+    clusters = [a.get_attribute("href").rsplit("/", 1)[1] for a in lanes]
+
+    def lane_texts():
+        return [r.text for r in rows("#records tbody tr.in-lane")]
+
+    until(lambda: all(any(t.startswith("#") and f"{c}: " in t and "CreatePod" in t
+                          for t in lane_texts()) for c in clusters),
+          30, f"both attempts' RayClusters ({clusters}) in the lane with their Pods")
+    seqs = [int(r.get_attribute("data-seq")) for r in rows("#records tbody tr.record")]
+    check(seqs == sorted(set(seqs)), "the page shows records out of order or twice")
+    check(len(lane_texts()) < len(seqs), "the lane holds every record of the page")
+    # And a timeline of its own, one click away.
     if lanes:
         lanes[-1].click()
         until(lambda: any("CreatePod" in t for t in record_texts()) and
