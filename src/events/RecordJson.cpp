@@ -11,10 +11,18 @@ nlohmann::json bodyToJson(const wal::Record& r) {
   return body;
 }
 
-nlohmann::json recordToJson(const wal::Record& r) {
+nlohmann::json recordToJson(const wal::Record& r) { return recordToJson(r, bodyToJson(r)); }
+
+nlohmann::json recordToJsonWithText(const wal::Record& r) {
+  nlohmann::json j = recordToJson(r);
+  j["text"] = recordText(r, j["body"]);
+  return j;
+}
+
+nlohmann::json recordToJson(const wal::Record& r, nlohmann::json body) {
   nlohmann::json j{{"seq", r.seq},         {"time_ms", r.timeMs},
                    {"epoch", r.epoch},     {"type", recordTypeName(r.type)},
-                   {"attempt", r.attempt}, {"body", bodyToJson(r)}};
+                   {"attempt", r.attempt}, {"body", std::move(body)}};
   if (!r.object.empty()) {
     j["object"] = {{"kind", r.object.kind},
                    {"namespace", r.object.ns},

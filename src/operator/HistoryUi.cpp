@@ -133,8 +133,7 @@ HttpAnswer HistoryUi::records(const std::string& kind, const std::string& ns,
   bool more = false;
   journal_.scanObject({kind, ns, name, ""}, *after + 1, [&](const wal::Record& r) {
     if (out.size() == page) return !(more = true);
-    json j = events::recordToJson(r);
-    j["text"] = events::recordText(r, j.contains("body") ? j["body"] : json::object());
+    json j = events::recordToJsonWithText(r);
     out.push_back(std::move(j));
     return true;
   });

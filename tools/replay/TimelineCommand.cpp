@@ -27,14 +27,21 @@ bool hasRecords(wal::Journal& journal, const wal::ObjectRef& object) {
 
 namespace {
 
-bool isObservation(const wal::Record& r, const char* what) {
-  return r.type == wal::RecordType::Observation &&
-         events::bodyToJson(r).value("observation", "") == what;
+// A record with its body decoded once: the predicates, the text and the JSON all read it.
+struct Entry {
+  wal::Record record;
+  json body;
+};
+
+Entry entryOf(const wal::Record& r) { return {r, events::bodyToJson(r)}; }
+
+bool isObservation(const Entry& e, const char* what) {
+  return e.record.type == wal::RecordType::Observation && e.body.value("observation", "") == what;
 }
 
-bool isPodIntent(const wal::Record& r) {
-  if (r.type != wal::RecordType::Intent) return false;
-  std::string action = events::bodyToJson(r).value("action", "");
+bool isPodIntent(const Entry& e) {
+  if (e.record.type != wal::RecordType::Intent) return false;
+  const std::string action = e.body.value("action", "");
   return action == "CreatePod" || action == "DeletePod";
 }
 
@@ -43,10 +50,11 @@ bool isPodIntent(const wal::Record& r) {
 // until the cluster's next other intent. Fed the cluster's records in journal order.
 class ClusterChanges {
  public:
-  bool take(const wal::Record& r) {
-    if (isObservation(r, "SpecChanged")) following_ = true;
-    if (following_ && (isPodIntent(r) || r.type == wal::RecordType::Observation)) return true;
-    if (r.type == wal::RecordType::Intent) following_ = false;
+  bool take(const Entry& e) {
+    if (isObservation(e, "SpecChanged")) following_ = true;
+    if (following_ && (isPodIntent(e) || e.record.type == wal::RecordType::Observation))
+      return true;
+    if (e.record.type == wal::RecordType::Intent) following_ = false;
     return false;
   }
 
@@ -54,39 +62,40 @@ class ClusterChanges {
   bool following_ = false;
 };
 
-std::vector<wal::Record> specChangesOf(wal::Journal& journal, const std::string& ns,
-                                       const std::vector<std::string>& clusters) {
-  std::vector<wal::Record> found;
+std::vector<Entry> specChangesOf(wal::Journal& journal, const std::string& ns,
+                                 const std::vector<std::string>& clusters) {
+  std::vector<Entry> found;
   for (const auto& c : clusters) {
     if (c.empty()) continue;
     ClusterChanges changes;
     journal.scanObject({"RayCluster", ns, c, ""}, 0, [&](const wal::Record& r) {
-      if (changes.take(r)) found.push_back(r);
+      Entry e = entryOf(r);
+      if (changes.take(e)) found.push_back(std::move(e));
       return true;
     });
   }
   return found;
 }
 
-std::string clusterNamed(const wal::Record& r) {
-  return isObservation(r, "AttemptStarted") ? events::bodyToJson(r).value("rayClusterName", "")
-                                            : "";
+std::string clusterNamed(const Entry& e) {
+  return isObservation(e, "AttemptStarted") ? e.body.value("rayClusterName", "") : "";
 }
 
 // The target's records and, for a RayJob, its clusters' spec changes, in journal order.
-std::vector<wal::Record> timelineRecords(wal::Journal& journal, const Target& target,
-                                         std::vector<std::string>& clusters) {
-  std::vector<wal::Record> records;
+std::vector<Entry> timelineRecords(wal::Journal& journal, const Target& target,
+                                   std::vector<std::string>& clusters) {
+  std::vector<Entry> records;
   journal.scanObject({target.kind, target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
-    if (std::string c = clusterNamed(r); !c.empty()) clusters.push_back(c);
-    records.push_back(r);
+    records.push_back(entryOf(r));
+    if (std::string c = clusterNamed(records.back()); !c.empty()) clusters.push_back(c);
     return true;
   });
   if (target.kind != "RayJob" || records.empty()) return records;
-  std::vector<wal::Record> changes = specChangesOf(journal, target.ns, clusters);
-  records.insert(records.end(), changes.begin(), changes.end());
-  std::stable_sort(records.begin(), records.end(),
-                   [](const wal::Record& a, const wal::Record& b) { return a.seq < b.seq; });
+  std::vector<Entry> changes = specChangesOf(journal, target.ns, clusters);
+  std::move(changes.begin(), changes.end(), std::back_inserter(records));
+  std::stable_sort(records.begin(), records.end(), [](const Entry& a, const Entry& b) {
+    return a.record.seq < b.record.seq;
+  });
   return records;
 }
 
@@ -98,13 +107,15 @@ class TimelinePrinter {
 
   bool asJson() const { return asJson_; }
 
-  void print(const wal::Record& r) {
+  void print(const Entry& e) {
+    const wal::Record& r = e.record;
     if (!started_) header(r);
     // A record of one of the RayJob's clusters says whose it is.
     const bool other = r.object.kind != target_.kind;
-    const std::string text = (other ? "RayCluster " + r.object.name + ": " : "") + describe(r);
+    const std::string text =
+        (other ? "RayCluster " + r.object.name + ": " : "") + events::recordText(r, e.body);
     if (asJson_) {
-      json j = events::recordToJson(r);
+      json j = events::recordToJson(r, e.body);
       j["text"] = text;
       out_ << j.dump() << "\n";
       return;
@@ -115,8 +126,8 @@ class TimelinePrinter {
     }
     if (r.attempt != attempt_ && !other) {
       out_ << "  attempt " << r.attempt;
-      if (target_.kind == "RayCluster" && events::bodyToJson(r).contains("rayjob"))
-        out_ << " of RayJob " << events::bodyToJson(r).value("rayjob", "");
+      if (target_.kind == "RayCluster" && e.body.contains("rayjob"))
+        out_ << " of RayJob " << e.body.value("rayjob", "");
       out_ << "\n";
       attempt_ = r.attempt;
     }
@@ -171,11 +182,14 @@ void followTimeline(wal::Journal& journal, const Target& target, std::vector<std
       const bool ofCluster = r.object.kind == "RayCluster" && r.object.ns == target.ns &&
                              std::find(clusters.begin(), clusters.end(), r.object.name) !=
                                  clusters.end();
-      if (own) {
-        if (std::string c = clusterNamed(r); !c.empty()) clusters.push_back(c);
-        printer.print(r);
-      } else if (ofCluster && changes[r.object.name].take(r)) {
-        printer.print(r);
+      if (own || ofCluster) {
+        const Entry e = entryOf(r);
+        if (own) {
+          if (std::string c = clusterNamed(e); !c.empty()) clusters.push_back(c);
+          printer.print(e);
+        } else if (changes[r.object.name].take(e)) {
+          printer.print(e);
+        }
       }
       ended = ended || endsHistory(r, target);
       return true;
@@ -191,7 +205,7 @@ int timeline(const std::string& dir, const Target& target, bool asJson, bool fol
   return guarded(out, [&] {
     auto journal = follow ? openFollowing(dir) : openReadOnly(dir);
     std::vector<std::string> clusters;  // a RayJob's clusters, for the pointer at the end
-    std::vector<wal::Record> records = timelineRecords(*journal, target, clusters);
+    std::vector<Entry> records = timelineRecords(*journal, target, clusters);
     if (records.empty() && !follow) {
       out << "no records for " << target.kind << " " << target.ns << "/" << target.name << "\n";
       return 1;
@@ -202,7 +216,7 @@ int timeline(const std::string& dir, const Target& target, bool asJson, bool fol
     TimelinePrinter printer(target, asJson, out);
     for (const auto& r : records) printer.print(r);
     bool deleted = std::any_of(records.begin(), records.end(),
-                               [&](const wal::Record& r) { return endsHistory(r, target); });
+                               [&](const Entry& e) { return endsHistory(e.record, target); });
     if (follow && !deleted) followTimeline(*journal, target, clusters, printer, out);
     if (follow && deleted && !asJson) out << "── RayJob deleted: its history ends here ──\n";
     for (const auto& c : clusters) {
@@ -242,8 +256,7 @@ int reportHtml(const std::string& dir, const std::string& htmlFile, size_t limit
     journal->scan(0, [&](const wal::Record& r) {
       bool object = r.object.kind == "RayJob" || r.object.kind == "RayCluster";
       if (!object && r.type != wal::RecordType::ControllerStarted) return true;
-      json j = events::recordToJson(r);
-      j["text"] = describe(r);
+      json j = events::recordToJsonWithText(r);
       kept.push_back(std::move(j));
       if (kept.size() > limit) kept.pop_front();
       ++total;
@@ -263,8 +276,7 @@ int timelineHtml(const std::string& dir, const Target& target, const std::string
     auto journal = openReadOnly(dir);
     json records = json::array();
     journal->scanObject({target.kind, target.ns, target.name, ""}, 0, [&](const wal::Record& r) {
-      json j = events::recordToJson(r);
-      j["text"] = describe(r);
+      json j = events::recordToJsonWithText(r);
       records.push_back(std::move(j));
       return true;
     });
