@@ -8,6 +8,7 @@
 #include "controller/raycluster/RayClusterViews.h"
 #include "events/EventCodec.h"
 #include "model/Names.h"
+#include "adapters/ClusterToken.h"
 #include "model/TokenAuth.h"
 
 namespace rayjournal::runtime {
@@ -67,24 +68,18 @@ Observed RayJobReconciler::observe(RayJob parsed) {
 
 void RayJobReconciler::useClusterToken(const json& cluster, const std::string& dashboard) {
   const json& meta = objectAt(cluster, "metadata");
-  const std::string secretName =
-      model::tokenAuthSecretName(objectAt(cluster, "spec"), stringAt(meta, "name"));
-  if (secretName.empty()) return;
   const std::string& uid = stringAt(meta, "uid");
   {
     std::lock_guard lock(tokensMu_);
     if (tokenClusters_.count(uid)) return;
   }
-  auto secret = kube_.getSnapshot("Secret", stringAt(meta, "namespace"), secretName);
-  const std::string token = secret ? model::tokenOfSecret(*secret) : "";
-  if (token.empty()) {
+  auto use = adapters::useClusterToken(kube_, ray_, cluster, dashboard);
+  if (use.result == adapters::ClusterTokenUse::Result::Missing)
     spdlog::warn("RayCluster {}/{} uses token auth but Secret {} holds no {}: Ray will refuse "
                  "the operator's calls",
-                 stringAt(meta, "namespace"), stringAt(meta, "name"), secretName,
+                 stringAt(meta, "namespace"), stringAt(meta, "name"), use.secretName,
                  model::kAuthTokenKey);
-    return;
-  }
-  ray_.useAuthToken(dashboard, token);
+  if (use.result != adapters::ClusterTokenUse::Result::Used) return;
   std::lock_guard lock(tokensMu_);
   if (tokenClusters_.size() >= 100000) tokenClusters_.clear();  // bounded; re-read on demand
   tokenClusters_.insert(uid);

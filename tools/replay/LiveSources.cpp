@@ -10,7 +10,7 @@
 #include "adapters/sim/SimKube.h"
 #include "adapters/sim/SimRay.h"
 #include "model/JsonAccess.h"
-#include "model/TokenAuth.h"
+#include "adapters/ClusterToken.h"
 
 namespace rayjournal::replay {
 namespace {
@@ -59,12 +59,8 @@ Sources openSources(const LiveOptions& options) {
 
 void useClusterToken(Sources& s, const std::string& ns, const std::string& cluster,
                      const std::string& dashboard) {
-  auto doc = s.kube->get("RayCluster", ns, cluster);
-  if (!doc) return;
-  std::string secret = model::tokenAuthSecretName(model::objectAt(*doc, "spec"), cluster);
-  if (secret.empty()) return;
-  if (auto found = s.kube->get("Secret", ns, secret))
-    s.ray->useAuthToken(dashboard, model::tokenOfSecret(*found));
+  if (auto doc = s.kube->get("RayCluster", ns, cluster))
+    adapters::useClusterToken(*s.kube, *s.ray, *doc, dashboard);
 }
 
 }  // namespace rayjournal::replay
