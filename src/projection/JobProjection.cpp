@@ -1,4 +1,5 @@
 #include "projection/JobProjection.h"
+#include "projection/LastStatus.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -124,11 +125,7 @@ void JobProjection::apply(const wal::Record& r) {
   else
     return;
   JobState& job = (*states)[keyOf(r)];
-  if (!r.object.uid.empty() && job.uid != r.object.uid) {
-    // The name now belongs to a new RayJob: its history starts over.
-    if (!job.uid.empty()) job = JobState{};
-    job.uid = r.object.uid;
-  }
+  startOverOnNewUid(job, r.object.uid);
   switch (r.type) {
     case wal::RecordType::Intent:
       applyIntent(job, r);
@@ -185,10 +182,8 @@ void JobProjection::applyOutcome(JobState& job, const wal::Record& r) {
   if (ok && f.action == events::Action::SubmitRayJob) job.submissions.emplace(f.target, r.timeMs);
   if (f.action == events::Action::SubmitRayJob && (ok || body.result == events::Result::Error))
     job.lastSubmitError = ok ? "" : body.detail.substr(0, kMaxFailureMessage);
-  if (ok && f.action == events::Action::WriteStatus) {
-    auto status = f.status.find("jobDeploymentStatus");
-    const auto* text = status == f.status.end() ? nullptr : std::get_if<std::string>(&status->second);
-    job.lastDeploymentStatus = text ? *text : "";
+  if (auto status = statusAfterOutcome(f.action, body.result, f.status)) {
+    job.lastDeploymentStatus = *status;
     if (job.lastDeploymentStatus == "Retrying") noteRetried(job, f, r.timeMs);
   }
   // Only an intent still in doubt needs the status it meant to write (recovery compares it).
@@ -232,9 +227,9 @@ void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
     job.submissions.emplace(seen->jobId, r.timeMs);
   } else if (const auto* terminal = std::get_if<events::RayJobTerminal>(&*observation)) {
     job.lastRayStatus = terminal->status;
-  } else if (const auto* drift = std::get_if<events::Drift>(&*observation)) {
+  } else if (auto status = statusAfterObservation(*observation)) {
     job.drifts++;
-    job.lastDeploymentStatus = drift->kubernetesHas;
+    job.lastDeploymentStatus = *status;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "events/EventCodec.h"
+#include "projection/LastStatus.h"
 
 namespace rayjournal::projection {
 namespace {
@@ -64,8 +65,10 @@ void RunIndex::apply(const wal::Record& r) {
   if (r.type == wal::RecordType::Outcome) return land(r);
   if (r.type != wal::RecordType::Observation) return;
   auto observation = events::decodeObservation(r);
-  if (const auto* a = observation ? std::get_if<events::AttemptStarted>(&*observation) : nullptr)
+  if (!observation) return;
+  if (const auto* a = std::get_if<events::AttemptStarted>(&*observation))
     run.attempts = std::max(run.attempts, a->attempt);
+  if (auto status = statusAfterObservation(*observation)) run.status = *status;
 }
 
 Run& RunIndex::runFor(const wal::Record& r) {
@@ -114,8 +117,9 @@ void RunIndex::landed(Run& run, const Pending& p, int64_t timeMs) {
     run.deleted = true;
     run.deletedMs = timeMs;
   }
-  if (p.action != events::Action::WriteStatus) return;
-  run.status = textOf(p.status, "jobDeploymentStatus");
+  auto status = statusAfterOutcome(p.action, events::Result::Ok, p.status);
+  if (!status) return;
+  run.status = *status;
   run.jobStatus = textOf(p.status, "jobStatus");
   run.reason = textOf(p.status, "reason");
   if (std::string id = textOf(p.status, "jobId"); !id.empty()) run.jobId = id;

@@ -7,6 +7,7 @@
 #include "events/EventCodec.h"
 #include "events/JournalBodies.h"
 #include "events/RecordJson.h"
+#include "projection/LastStatus.h"
 #include "controller/raycluster/RayClusterViews.h"
 
 namespace rayjournal::replay {
@@ -28,8 +29,8 @@ void addProjectionCounts(json& report, const projection::JobProjection& p) {
 }
 
 // What summary needs of the projection, kept while the scan streams: each RayJob's last written
-// deployment status and the intents still without an outcome, as JobProjection derives them
-// (a new uid under a name starts its history over). A few dozen bytes per RayJob and per intent
+// deployment status and the intents still without an outcome, by the rules JobProjection applies
+// (projection/LastStatus.h: a new uid under a name starts its history over). A few dozen bytes per RayJob and per intent
 // in flight, so memory follows the RayJobs, not the records (a whole projection keeps every
 // RayJob's recent intents and attempts: 600 MB at 50,000 RayJobs).
 class SummaryTracker {
@@ -38,16 +39,13 @@ class SummaryTracker {
     if (r.object.kind != "RayJob" && r.object.kind != "RayCluster") return;
     const std::string key = r.object.ns + "/" + r.object.name;
     Object& o = (r.object.kind == "RayJob" ? jobs_ : clusters_)[key];
-    if (!r.object.uid.empty() && o.uid != r.object.uid) {
-      if (!o.uid.empty()) forget(r.object.kind, key, o);
-      o.uid = r.object.uid;
-    }
+    if (projection::startOverOnNewUid(o, r.object.uid)) forget(r.object.kind, key);
     if (r.type == wal::RecordType::Intent) return intend(r, key);
     if (r.type == wal::RecordType::Outcome) return land(r, o);
     if (r.type != wal::RecordType::Observation || r.object.kind != "RayJob") return;
     auto observation = events::decodeObservation(r);
-    if (const auto* drift = observation ? std::get_if<events::Drift>(&*observation) : nullptr)
-      o.lastStatus = drift->kubernetesHas;
+    if (auto status = observation ? projection::statusAfterObservation(*observation) : std::nullopt)
+      o.lastStatus = *status;
   }
   json byStatus() const {
     std::map<std::string, int> counts;
@@ -70,26 +68,26 @@ class SummaryTracker {
     std::string uid, lastStatus;
   };
   struct Pending {
-    std::string kind, key, target, status;  // status: a WriteStatus's jobDeploymentStatus
+    std::string kind, key, target;
     events::Action action;
+    events::StatusDigest written;  // a WriteStatus's fields
   };
   void intend(const wal::Record& r, const std::string& key) {
     events::IntentBody body = events::decodeIntent(r);
-    auto st = body.status.find("jobDeploymentStatus");
-    const auto* text = st == body.status.end() ? nullptr : std::get_if<std::string>(&st->second);
-    pending_[r.seq] = {r.object.kind, key, body.target, text ? *text : "", body.action};
+    pending_[r.seq] = {r.object.kind, key, std::move(body.target), body.action,
+                       std::move(body.status)};
   }
   void land(const wal::Record& r, Object& o) {
     events::OutcomeBody body = events::decodeOutcome(r);
     auto it = pending_.find(body.intentSeq);
     if (it == pending_.end()) return;
-    if (events::landed(body.result) && it->second.action == events::Action::WriteStatus &&
-        r.object.kind == "RayJob")
-      o.lastStatus = it->second.status;
+    if (auto status = projection::statusAfterOutcome(it->second.action, body.result,
+                                                     it->second.written);
+        status && r.object.kind == "RayJob")
+      o.lastStatus = *status;
     pending_.erase(it);
   }
-  void forget(const std::string& kind, const std::string& key, Object& o) {
-    o = Object{};
+  void forget(const std::string& kind, const std::string& key) {
     std::erase_if(pending_, [&](const auto& p) { return p.second.kind == kind && p.second.key == key; });
   }
   std::map<std::string, Object> jobs_, clusters_;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "projection/JobProjection.h"
+#include "projection/RunIndex.h"
 #include "support/Cbor.h"
 
 namespace rayjournal::projection {
@@ -74,6 +75,45 @@ TEST(ProjectionTest, TracksAttemptsSubmissionsAndInDoubtIntents) {
   auto facts = p.facts("default/job", "job-fghjk");
   EXPECT_EQ(facts.nextIncarnation, 2u);
   EXPECT_TRUE(facts.submittedIds.count("job-fghjk"));
+}
+
+// The last written status follows one rule wherever it is read (projection/LastStatus.h): the
+// projection recovery uses and the run index `list` and the UI use agree after a landed write, a
+// failed one, a drift and a RayJob created again under its name. Before, the run index ignored
+// drifts and listed a status Kubernetes no longer had.
+TEST(ProjectionTest, TheProjectionAndTheRunIndexAgreeOnTheLastWrittenStatus) {
+  using wal::RecordType;
+  auto write = [](uint64_t seq, const char* status) {
+    return rec(seq, RecordType::Intent, {{"action", "WriteStatus"}, {"target", "job"},
+                                         {"status", {{"jobDeploymentStatus", status}}}});
+  };
+  auto outcome = [](uint64_t seq, uint64_t intent, const char* result) {
+    return rec(seq, RecordType::Outcome,
+               {{"intent_seq", intent}, {"action", "WriteStatus"}, {"result", result}});
+  };
+  wal::Record reborn = write(7, "New");
+  reborn.object.uid = "uid-job-2";
+  const std::vector<std::pair<wal::Record, std::string>> steps = {
+      {write(1, "Running"), ""},
+      {outcome(2, 1, "ok"), "Running"},
+      {write(3, "Complete"), "Running"},
+      {outcome(4, 3, "error"), "Running"},
+      {rec(5, RecordType::Observation, {{"observation", "Drift"}, {"journal_expected", "Running"},
+                                        {"kubernetes_has", "Failed"}, {"decision", "follow"}}),
+       "Failed"},
+      {rec(6, RecordType::Observation, {{"observation", "RayJobTerminal"}, {"status", "FAILED"}}),
+       "Failed"},
+      {reborn, ""},
+  };
+  JobProjection projection;
+  RunIndex runs;
+  for (const auto& [record, want] : steps) {
+    projection.apply(record);
+    runs.apply(record);
+    EXPECT_EQ(projection.job("default/job")->lastDeploymentStatus, want) << "seq " << record.seq;
+    EXPECT_EQ(runs.newest("default", "job")->status, want) << "seq " << record.seq;
+  }
+  EXPECT_EQ(runs.runs().size(), 2u) << "the reborn RayJob is a run of its own";
 }
 
 TEST(ProjectionTest, RejectsBytesThatAreNotACheckpoint) {
