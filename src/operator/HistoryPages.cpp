@@ -132,10 +132,10 @@ document.getElementById('title').textContent = kind + ' ' + ns + '/' + name;
 document.title = 'rayjournal: ' + ns + '/' + name;
 if (kind !== 'RayJob') document.querySelector('#records th.lane').remove();
 const columns = kind === 'RayJob' ? 4 : 3;
-// The RayClusters of the RayJob's attempts, each followed through its own cursor; their records
-// join the RayJob's by seq, in a lane (column) of their own.
-const clusters = new Map();
-let after = 0, epoch = 0, attempt = 0, uid = '', start = 0;
+// The records cursor of the page's object (key '') and of each RayCluster of the RayJob's
+// attempts (key: its name), whose records join the RayJob's by seq, in a lane of their own.
+const cursors = new Map([['', 0]]);
+let epoch = 0, attempt = 0, uid = '', start = 0;
 function clusterPath(cluster) {
   return '/rayclusters/' + encodeURIComponent(ns) + '/' + encodeURIComponent(cluster);
 }
@@ -183,7 +183,7 @@ function add(r) {
     a.className = 'cluster';
     a.textContent = ' (its RayCluster\'s timeline)';
     text.appendChild(a);
-    if (kind === 'RayJob' && !clusters.has(cluster)) clusters.set(cluster, 0);
+    if (kind === 'RayJob' && !cursors.has(cluster)) cursors.set(cluster, 0);
   }
   insert(tr, r.seq, false);
 }
@@ -198,15 +198,16 @@ function addClusterRecord(cluster, r) {
   lane.prepend(a);
   insert(tr, r.seq, false);
 }
-async function follow(path, cursor, onRecord) {
+// Reads path's records after cursors[key], page by page, moving the cursor past each page as it
+// is shown: a read that fails half way resumes after the last page shown, never repeats it.
+async function follow(path, key, onRecord) {
   let more = true;
   while (more) {
-    const d = await getJson(path + '/records?after=' + cursor);
+    const d = await getJson(path + '/records?after=' + cursors.get(key));
     d.records.forEach(onRecord);
-    cursor = d.nextAfter;
+    cursors.set(key, d.nextAfter);
     more = d.more;
   }
-  return cursor;
 }
 async function header() {
   if (kind !== 'RayJob') return;
@@ -220,11 +221,10 @@ async function header() {
 }
 async function poll() {
   try {
-    after = await follow('/api/v1/' + plural + '/' + encodeURIComponent(ns) + '/' +
-                         encodeURIComponent(name), after, add);
-    for (const [cluster, cursor] of clusters)
-      clusters.set(cluster, await follow('/api/v1' + clusterPath(cluster), cursor,
-                                         r => addClusterRecord(cluster, r)));
+    await follow('/api/v1/' + plural + '/' + encodeURIComponent(ns) + '/' +
+                 encodeURIComponent(name), '', add);
+    for (const cluster of [...cursors.keys()].filter(k => k))
+      await follow('/api/v1' + clusterPath(cluster), cluster, r => addClusterRecord(cluster, r));
     await header();
     state('live: following the journal', true);
   } catch (e) {
