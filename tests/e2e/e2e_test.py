@@ -403,6 +403,7 @@ print("row written for", key)
     def test_without_the_key_the_resubmission_writes_twice(self):
         rows, submissions = self.run_sqlite_job_through_a_lost_submission(keyed=False)
         self.assertEqual(len(submissions), 2, submissions)
+        self.assertEqual(submissions[0], submissions[1], "the same submission id both times")
         self.assertEqual(len(rows), 2, "the duplicate the recipe prevents")
 
     def test_watch_survives_apiserver_restart(self):
