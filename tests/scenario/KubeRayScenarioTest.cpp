@@ -412,6 +412,25 @@ TEST(KubeRayScenario, W6_DeletedSubmitterIsRecreatedNotLoopedOn) {
   EXPECT_TRUE(h.anyEvent("SubmitterJobRecreated"));
 }
 
+// W6 beside clusterSelector: the submitter Job and the selected cluster both deleted mid-run. The
+// operator crashed building a submitter from the missing cluster (KubeRay's e2e suite hit it when
+// a test's namespace was torn down); it now makes none and goes on.
+TEST(KubeRayScenario, W6_ASelectedClusterGoneWithTheSubmitterMakesNoSubmitter) {
+  SimHarness h;
+  h.kube.create("RayCluster", existingCluster("shared"));
+  json job = sampleRayJob("w6sel", "K8sJobMode", "SUCCEEDED", "1h");
+  job["spec"].erase("rayClusterSpec");
+  job["spec"]["clusterSelector"] = {{"ray.io/cluster", "shared"}};
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("w6sel") == "Running"; }));
+  ASSERT_TRUE(h.kube.get("Job", "default", "w6sel"));
+  h.kube.remove("Job", "default", "w6sel");
+  h.kube.remove("RayCluster", "default", "shared");
+  for (int i = 0; i < 50; ++i) h.step();
+  EXPECT_FALSE(h.kube.get("Job", "default", "w6sel")) << "a submitter built without its cluster";
+  EXPECT_FALSE(h.anyEvent("SubmitterJobRecreated"));
+}
+
 // HTTPMode: a dashboard that refuses every submission (Ray reachable, the POST fails) ends the
 // RayJob Failed/JobStatusCheckTimeoutExceeded after the status check timeout, as KubeRay;
 // it once stayed Running for ever.

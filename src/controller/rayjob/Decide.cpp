@@ -358,6 +358,9 @@ void failSubmission(Ctx& c, const SubmitterState& sub) {
 // W6: the submitter was deleted by someone; recreate it under the same submission id (the submit
 // command is idempotent), instead of looping on NotFound.
 void recreateSubmitter(Ctx& c) {
+  // A clusterSelector RayJob's cluster is not its own and may be gone: with no cluster to build
+  // the submitter from (its image), none is made; Ray's answer decides the job as without one.
+  if (!c.o.cluster) return;
   RayJob withStatus = c.job;
   withStatus.status = c.st;
   c.observe(events::ChildMissing{"Job", c.job.name, c.st.jobId});
