@@ -68,6 +68,8 @@ Observed RayJobReconciler::observe(RayJob parsed) {
 
 void RayJobReconciler::useClusterToken(const json& cluster, const std::string& dashboard) {
   const json& meta = objectAt(cluster, "metadata");
+  // Called on every reconcile with a cluster; most clusters use no token and cost no lock.
+  if (model::tokenAuthSecretName(objectAt(cluster, "spec"), stringAt(meta, "name")).empty()) return;
   const std::string& uid = stringAt(meta, "uid");
   {
     std::lock_guard lock(tokensMu_);
