@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "model/ApiJson.h"
 #include "model/JsonAccess.h"
 
 #include <fstream>
@@ -73,18 +74,8 @@ const char* propagationName(Propagation p) {
 // The API server's managedFields (field ownership for server-side apply, often larger than the
 // rest of the metadata) are read by nothing here: they are dropped as each object arrives, so
 // neither the cache nor the watch's tombstones hold them. A PUT without them leaves the server's
-// as they are (a client that does not know the field cannot clear it).
-void dropManagedFields(json& object) {
-  auto metadata = object.find("metadata");
-  if (metadata != object.end() && metadata->is_object()) metadata->erase("managedFields");
-}
-
-void dropManagedFieldsOfAnswer(json& doc) {
-  dropManagedFields(doc);
-  auto items = doc.find("items");
-  if (items == doc.end() || !items->is_array()) return;
-  for (auto& item : *items) dropManagedFields(item);
-}
+// as they are (a client that does not know the field cannot clear it). model::parseApiJson
+// leaves them out as it builds the document.
 
 std::string objectKey(const json& o) {
   return o["metadata"].value("namespace", "") + "/" + o["metadata"].value("name", "");
@@ -167,12 +158,12 @@ http::HttpResponse KubeRestClient::call(const std::string& method, const std::st
 json KubeRestClient::callJson(const std::string& method, const std::string& path,
                               const std::string& body, const std::string& contentType) {
   http::HttpResponse res = call(method, path, body, contentType);
-  json doc = json::parse(res.body, nullptr, false);
+  // One object or a list: either way without the managedFields of the object or its items.
+  json doc = model::parseApiJson(res.body, model::ApiShape::List);
   if (res.status >= 200 && res.status < 300) {
     if (doc.is_discarded())
       throw ApiError(res.status, "InvalidResponse",
                      method + " " + path + ": the API server's answer is not JSON");
-    dropManagedFieldsOfAnswer(doc);
     return doc;
   }
   std::string reason = doc.is_object() ? doc.value("reason", "") : "";
@@ -340,7 +331,7 @@ std::string KubeRestClient::relist(const std::string& kind, const std::string& n
 bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
                                  const WatchCallback& callback) {
   if (stopping_) return false;
-  json event = json::parse(line, nullptr, false);
+  json event = model::parseApiJson(line, model::ApiShape::WatchEvent);
   std::string type = event.is_object() && event["type"].is_string() ? event["type"] : "";
   bool known = type == "ADDED" || type == "MODIFIED" || type == "DELETED" ||
                type == "BOOKMARK" || type == "ERROR";
@@ -350,7 +341,6 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
     return false;
   }
   json& o = event["object"];
-  dropManagedFields(o);
   if (type == "ERROR") {
     w.gone = o.value("code", 0) == 410;
     if (!w.gone) spdlog::warn("watch {}: {}", kind, o.value("message", line));

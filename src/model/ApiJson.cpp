@@ -1,0 +1,132 @@
+#include "model/ApiJson.h"
+
+#include <simdjson.h>
+
+#include <memory>
+
+namespace rayjournal::model {
+namespace {
+
+using nlohmann::json;
+namespace dom = simdjson::dom;
+
+// What a value is to the API: where managedFields are left out.
+enum class Role { Plain, ApiObject, Metadata, List, WatchEvent };
+
+Role roleOfMember(Role parent, std::string_view key) {
+  switch (parent) {
+    case Role::ApiObject:
+      return key == "metadata" ? Role::Metadata : Role::Plain;
+    case Role::List:
+      return key == "metadata" ? Role::Metadata : Role::Plain;
+    case Role::WatchEvent:
+      return key == "object" ? Role::ApiObject : Role::Plain;
+    default:
+      return Role::Plain;
+  }
+}
+
+json build(dom::element e, Role role);
+
+json buildObject(dom::object object, Role role) {
+  json out = json::object();
+  json::object_t& members = out.get_ref<json::object_t&>();
+  for (dom::key_value_pair field : object) {
+    if (role == Role::Metadata && field.key == "managedFields") continue;
+    // Items of a list are API objects; other arrays keep the role of plain values.
+    Role child = role == Role::List && field.key == "items" ? Role::List
+                                                            : roleOfMember(role, field.key);
+    members.insert_or_assign(std::string(field.key), build(field.value, child));
+  }
+  return out;
+}
+
+json buildArray(dom::array array, Role role) {
+  json out = json::array();
+  json::array_t& items = out.get_ref<json::array_t&>();
+  items.reserve(array.size());
+  const Role item = role == Role::List ? Role::ApiObject : Role::Plain;
+  for (dom::element e : array) items.push_back(build(e, item));
+  return out;
+}
+
+json build(dom::element e, Role role) {
+  switch (e.type()) {
+    case dom::element_type::OBJECT:
+      return buildObject(e.get_object().value_unsafe(), role);
+    case dom::element_type::ARRAY:
+      return buildArray(e.get_array().value_unsafe(), role);
+    case dom::element_type::STRING:
+      return std::string(e.get_string().value_unsafe());
+    case dom::element_type::INT64: {
+      // nlohmann reads a non-negative integer as unsigned: the same document, type for type.
+      const int64_t v = e.get_int64().value_unsafe();
+      return v >= 0 ? json(static_cast<uint64_t>(v)) : json(v);
+    }
+    case dom::element_type::UINT64:
+      return e.get_uint64().value_unsafe();
+    case dom::element_type::DOUBLE:
+      return e.get_double().value_unsafe();
+    case dom::element_type::BOOL:
+      return e.get_bool().value_unsafe();
+    case dom::element_type::NULL_VALUE:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+Role rootRole(ApiShape shape) {
+  switch (shape) {
+    case ApiShape::Object:
+      return Role::ApiObject;
+    case ApiShape::List:
+      return Role::List;
+    case ApiShape::WatchEvent:
+      return Role::WatchEvent;
+    default:
+      return Role::Plain;
+  }
+}
+
+void dropManagedFieldsOf(json& object) {
+  if (!object.is_object()) return;
+  auto meta = object.find("metadata");
+  if (meta != object.end() && meta->is_object()) meta->erase("managedFields");
+}
+
+// The bytes simdjson refused, parsed as they always were, less the same members.
+json parsedByNlohmann(std::string_view bytes, ApiShape shape) {
+  json doc = json::parse(bytes, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return doc;
+  if (shape == ApiShape::Object || shape == ApiShape::List) dropManagedFieldsOf(doc);
+  if (shape == ApiShape::WatchEvent)
+    if (auto o = doc.find("object"); o != doc.end()) dropManagedFieldsOf(*o);
+  if (auto items = doc.find("items"); shape == ApiShape::List && items != doc.end() &&
+                                      items->is_array())
+    for (json& item : *items) dropManagedFieldsOf(item);
+  return doc;
+}
+
+}  // namespace
+
+bool buildApiJson(std::string_view bytes, ApiShape shape, json& out) {
+  thread_local dom::parser kept;
+  std::unique_ptr<dom::parser> own;
+  dom::parser* parser = &kept;
+  if (bytes.size() > kKeptParserBytes) {
+    own = std::make_unique<dom::parser>();
+    parser = own.get();
+  }
+  dom::element root;
+  if (parser->parse(bytes.data(), bytes.size(), true).get(root) != simdjson::SUCCESS) return false;
+  out = build(root, rootRole(shape));
+  return true;
+}
+
+json parseApiJson(std::string_view bytes, ApiShape shape) {
+  json doc;
+  if (!buildApiJson(bytes, shape, doc)) return parsedByNlohmann(bytes, shape);
+  return doc;
+}
+
+}  // namespace rayjournal::model
