@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "wal/Coding.h"
 #include "wal/JournalError.h"
 #include "wal/RecordCodec.h"
 
@@ -15,6 +16,14 @@ Record sample(RecordType type) {
   r.object = {"RayJob", "default", "train-mnist", "5f1c-uid"};
   r.body = std::string("any bytes\0 the journal does not read", 37);
   return r;
+}
+
+// Journals already written carry IEEE CRC-32s: any other polynomial (CRC-32C, say) would make
+// every stored record look corrupt.
+TEST(RecordCodecTest, TheChecksumIsTheIeeeCrc32OfFormatMd) {
+  EXPECT_EQ(crc32(""), 0u);
+  EXPECT_EQ(crc32("123456789"), 0xCBF43926u);
+  EXPECT_EQ(crc32(std::string(1 << 20, '\0')), 0xA738EA1Cu);
 }
 
 TEST(RecordCodecTest, EveryRecordTypeRoundTrips) {
