@@ -125,7 +125,7 @@ RecoveryReport rebuild(wal::Journal& journal, projection::JobProjection& project
   RecoveryReport report;
   uint64_t from = journal.firstSeq();
   if (auto cp = journal.latestCheckpoint()) {
-    projection.restore(cp->state);
+    projection.restore(std::move(cp->state));
     report.checkpointSeq = cp->seq;
     from = cp->coversThrough + 1;
   }

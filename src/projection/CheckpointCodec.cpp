@@ -7,7 +7,8 @@
 namespace rayjournal::projection {
 namespace {
 
-constexpr char kMagic[] = "RJP4";  // RayJobs, then RayClusters, with replica and submit failures
+constexpr char kMagic[] = "RJP5";  // RJP4's states, each length-prefixed and flagged: decoded lazily
+constexpr char kMagicV4[] = "RJP4";  // RayJobs, then RayClusters, with replica and submit failures
 constexpr char kMagicV3[] = "RJP3";  // RayJobs, then RayClusters
 constexpr char kMagicV2[] = "RJP2";  // RayJobs only (before the RayCluster side was journaled)
 
@@ -33,7 +34,7 @@ class Out {
 
 class In {
  public:
-  explicit In(const std::string& s) : s_(s) {}
+  explicit In(std::string_view s) : s_(s) {}
   uint64_t u() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -51,7 +52,14 @@ class In {
   std::string str() {
     uint64_t n = u();
     need(n);
-    std::string v = s_.substr(pos_, n);
+    std::string v(s_.substr(pos_, n));
+    pos_ += n;
+    return v;
+  }
+  std::string_view view() {
+    uint64_t n = u();
+    need(n);
+    std::string_view v = s_.substr(pos_, n);
     pos_ += n;
     return v;
   }
@@ -65,7 +73,7 @@ class In {
   void need(uint64_t n) const {
     if (s_.size() - pos_ < n) throw std::invalid_argument("checkpoint: truncated");
   }
-  const std::string& s_;
+  std::string_view s_;
   size_t pos_ = 0;
 };
 
@@ -175,13 +183,13 @@ JobState decodeJob(In& in, bool withReplicaFailure) {
 }  // namespace
 
 bool isBinaryCheckpoint(const std::string& bytes) {
-  return bytes.compare(0, 4, kMagic) == 0 || bytes.compare(0, 4, kMagicV3) == 0 ||
-         bytes.compare(0, 4, kMagicV2) == 0;
+  return bytes.compare(0, 4, kMagic) == 0 || bytes.compare(0, 4, kMagicV4) == 0 ||
+         bytes.compare(0, 4, kMagicV3) == 0 || bytes.compare(0, 4, kMagicV2) == 0;
 }
 
 namespace {
 
-void encodeStates(Out& out, const std::map<std::string, JobState>& states) {
+void encodeStatesV4(Out& out, const std::map<std::string, JobState>& states) {
   out.u(states.size());
   for (const auto& [key, state] : states) {
     out.str(key);
@@ -189,35 +197,140 @@ void encodeStates(Out& out, const std::map<std::string, JobState>& states) {
   }
 }
 
-void decodeStates(In& in, std::map<std::string, JobState>& states, bool withReplicaFailure) {
+void decodeStatesV4(In& in, std::map<std::string, JobState>& states, bool withReplicaFailure) {
   for (uint64_t n = in.u(); n > 0; --n) {
     std::string key = in.str();
     states.emplace_hint(states.end(), std::move(key), decodeJob(in, withReplicaFailure));
   }
 }
 
+void putEntry(Out& out, std::string_view key, bool inDoubt, std::string_view body) {
+  out.str(std::string(key));
+  out.u(inDoubt ? 1 : 0);
+  out.u(body.size());
+  out.bytes().append(body);
+}
+
+// The decoded states and the still-encoded ones, merged in key order (a key is in one of them).
+void encodeStates(Out& out, const std::map<std::string, JobState>& states,
+                  const std::vector<EncodedState>& untouched) {
+  size_t count = states.size();
+  for (const auto& e : untouched) count += !e.taken;
+  out.u(count);
+  auto decoded = states.begin();
+  auto encoded = untouched.begin();
+  Out body;
+  while (decoded != states.end() || encoded != untouched.end()) {
+    if (encoded != untouched.end() && encoded->taken) {
+      ++encoded;
+    } else if (decoded == states.end() ||
+               (encoded != untouched.end() && encoded->key < decoded->first)) {
+      putEntry(out, encoded->key, encoded->inDoubt, encoded->body);
+      ++encoded;
+    } else {
+      body.bytes().clear();
+      encodeJob(body, decoded->second);
+      putEntry(out, decoded->first, !decoded->second.inDoubt.empty(), body.bytes());
+      ++decoded;
+    }
+  }
+}
+
+void splitStates(In& in, std::vector<EncodedState>& out) {
+  const uint64_t n = in.u();
+  out.reserve(std::min<uint64_t>(n, 1u << 24));
+  for (uint64_t i = 0; i < n; ++i) {
+    EncodedState e;
+    e.key = in.view();
+    const uint64_t flags = in.u();
+    if (flags > 1) throw std::invalid_argument("checkpoint: unknown flags of " + std::string(e.key));
+    e.inDoubt = flags == 1;
+    e.body = in.view();
+    if (!out.empty() && !(out.back().key < e.key))
+      throw std::invalid_argument("checkpoint: keys out of order at " + std::string(e.key));
+    out.push_back(e);
+  }
+}
+
 }  // namespace
 
 std::string encodeCheckpoint(const ProjectionStates& states, uint64_t appliedThrough) {
+  return encodeCheckpoint(states.jobs, states.clusters, {}, appliedThrough);
+}
+
+std::string encodeCheckpoint(const std::map<std::string, JobState>& jobs,
+                             const std::map<std::string, JobState>& clusters,
+                             const EncodedStates& untouched, uint64_t appliedThrough) {
   Out out;
   out.bytes().append(kMagic, 4);
   out.u(appliedThrough);
-  encodeStates(out, states.jobs);
-  encodeStates(out, states.clusters);
+  encodeStates(out, jobs, untouched.jobs);
+  encodeStates(out, clusters, untouched.clusters);
   return std::move(out.bytes());
+}
+
+std::string encodeCheckpointV4(const ProjectionStates& states, uint64_t appliedThrough) {
+  Out out;
+  out.bytes().append(kMagicV4, 4);
+  out.u(appliedThrough);
+  encodeStatesV4(out, states.jobs);
+  encodeStatesV4(out, states.clusters);
+  return std::move(out.bytes());
+}
+
+bool splitCheckpoint(std::string_view bytes, EncodedStates& states, uint64_t& appliedThrough) {
+  if (bytes.substr(0, 4) != std::string_view(kMagic, 4)) return false;
+  In in(bytes);
+  in.skip(4);
+  appliedThrough = in.u();
+  splitStates(in, states.jobs);
+  splitStates(in, states.clusters);
+  if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes");
+  return true;
+}
+
+JobState decodeState(const EncodedState& state) {
+  In in(state.body);
+  try {
+    JobState s = decodeJob(in, true);
+    if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes");
+    return s;
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(e.what()) + " in the state of " +
+                                std::string(state.key));
+  }
 }
 
 void decodeCheckpoint(const std::string& bytes, ProjectionStates& states,
                       uint64_t& appliedThrough) {
+  EncodedStates encoded;
+  if (splitCheckpoint(bytes, encoded, appliedThrough)) {
+    for (const auto& e : encoded.jobs) states.jobs.emplace_hint(states.jobs.end(), e.key, decodeState(e));
+    for (const auto& e : encoded.clusters)
+      states.clusters.emplace_hint(states.clusters.end(), e.key, decodeState(e));
+    return;
+  }
   if (!isBinaryCheckpoint(bytes))
-    throw std::invalid_argument("checkpoint: not an RJP2/RJP3/RJP4 projection checkpoint");
-  const bool v4 = bytes.compare(0, 4, kMagic) == 0;
+    throw std::invalid_argument("checkpoint: not an RJP2/RJP3/RJP4/RJP5 projection checkpoint");
+  const bool v4 = bytes.compare(0, 4, kMagicV4) == 0;
   In in(bytes);
   in.skip(4);
   appliedThrough = in.u();
-  decodeStates(in, states.jobs, v4);
-  if (v4 || bytes.compare(0, 4, kMagicV3) == 0) decodeStates(in, states.clusters, v4);
+  decodeStatesV4(in, states.jobs, v4);
+  if (v4 || bytes.compare(0, 4, kMagicV3) == 0) decodeStatesV4(in, states.clusters, v4);
   if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes");
+}
+
+std::string inCurrentFormat(const std::string& bytes) {
+  if (!isBinaryCheckpoint(bytes)) return "";
+  try {
+    ProjectionStates states;
+    uint64_t through = 0;
+    decodeCheckpoint(bytes, states, through);
+    return encodeCheckpoint(states, through);
+  } catch (const std::invalid_argument&) {
+    return "";
+  }
 }
 
 }  // namespace rayjournal::projection

@@ -124,7 +124,7 @@ void JobProjection::apply(const wal::Record& r) {
     states = &clusters_;
   else
     return;
-  JobState& job = (*states)[keyOf(r)];
+  JobState& job = findOrAdd(*states, states == &jobs_ ? encoded_.jobs : encoded_.clusters, keyOf(r));
   startOverOnNewUid(job, r.object.uid);
   switch (r.type) {
     case wal::RecordType::Intent:
@@ -239,17 +239,69 @@ std::string JobProjection::checkpoint() const {
 
 std::pair<std::string, uint64_t> JobProjection::snapshot() const {
   std::lock_guard lock(mu_);
-  return {encodeCheckpoint({jobs_, clusters_}, appliedThrough_), appliedThrough_};
+  return {encodeCheckpoint(jobs_, clusters_, encoded_, appliedThrough_), appliedThrough_};
 }
 
-void JobProjection::restore(const std::string& bytes) {
+JobState* JobProjection::find(States& states, std::vector<EncodedState>& encoded,
+                              const std::string& key) const {
+  if (auto it = states.find(key); it != states.end()) return &it->second;
+  auto e = std::lower_bound(encoded.begin(), encoded.end(), key,
+                            [](const EncodedState& s, const std::string& k) { return s.key < k; });
+  if (e == encoded.end() || e->key != key || e->taken) return nullptr;
+  JobState* state = &states.emplace(key, decodeState(*e)).first->second;
+  e->taken = true;
+  --stillEncoded_;
+  return state;
+}
+
+JobState& JobProjection::findOrAdd(States& states, std::vector<EncodedState>& encoded,
+                                   const std::string& key) {
+  JobState* found = find(states, encoded, key);
+  JobState& state = found ? *found : states[key];
+  releaseIfAllDecoded();
+  return state;
+}
+
+void JobProjection::decodeAll() const {
+  for (auto [states, encoded] : {std::pair{&jobs_, &encoded_.jobs}, {&clusters_, &encoded_.clusters}})
+    for (EncodedState& e : *encoded)
+      if (!e.taken) find(*states, *encoded, std::string(e.key));
+  releaseIfAllDecoded();
+}
+
+void JobProjection::releaseIfAllDecoded() const {
+  if (stillEncoded_ == 0 && !encodedBytes_.empty()) dropEncoded();
+}
+
+void JobProjection::dropEncoded() const {
+  encoded_ = {};
+  std::string().swap(encodedBytes_);
+  stillEncoded_ = 0;
+}
+
+void JobProjection::restore(std::string bytes) {
+  EncodedStates encoded;
+  uint64_t through = 0;
+  // On the heap even when short: moving the string then keeps the buffer the views point into.
+  bytes.reserve(32);
+  if (splitCheckpoint(bytes, encoded, through)) {
+    std::lock_guard lock(mu_);
+    jobs_.clear();
+    clusters_.clear();
+    encodedBytes_ = std::move(bytes);
+    encoded_ = std::move(encoded);
+    stillEncoded_ = encoded_.jobs.size() + encoded_.clusters.size();
+    appliedThrough_ = through;
+    releaseIfAllDecoded();
+    return;
+  }
   if (isBinaryCheckpoint(bytes)) {
     ProjectionStates states;
-    uint64_t through = 0;
     decodeCheckpoint(bytes, states, through);
     std::lock_guard lock(mu_);
     jobs_ = std::move(states.jobs);
     clusters_ = std::move(states.clusters);
+    dropEncoded();
     appliedThrough_ = through;
     return;
   }
@@ -262,6 +314,8 @@ void JobProjection::restore(const std::string& bytes) {
   for (const auto& [key, state] : j["jobs"].items()) jobs.emplace(key, stateFromJson(state));
   std::lock_guard lock(mu_);
   jobs_ = std::move(jobs);
+  clusters_.clear();
+  dropEncoded();
   appliedThrough_ = j["applied_through"];
 }
 
@@ -272,29 +326,34 @@ uint64_t JobProjection::appliedThrough() const {
 
 std::optional<JobState> JobProjection::job(const std::string& key) const {
   std::lock_guard lock(mu_);
-  auto it = jobs_.find(key);
-  if (it == jobs_.end()) return std::nullopt;
-  return it->second;
+  const JobState* s = find(jobs_, encoded_.jobs, key);
+  releaseIfAllDecoded();
+  if (!s) return std::nullopt;
+  return *s;
 }
 
-JobFacts JobProjection::facts(const std::string& key,
-                                          const std::string& currentJobId) const {
+JobFacts JobProjection::facts(const std::string& key, const std::string& currentJobId) const {
   std::lock_guard lock(mu_);
   JobFacts f;
-  auto it = jobs_.find(key);
-  if (it == jobs_.end()) return f;
-  const JobState& s = it->second;
-  f.nextIncarnation = s.incarnations + 1;
-  for (const auto& [id, t] : s.submissions) f.submittedIds.insert(id);
-  auto stops = s.stopRequests.find(currentJobId);
-  f.stopAttempts = stops == s.stopRequests.end() ? 0 : stops->second;
-  f.firstStartMs = s.firstStartMs;
-  f.lastSubmitError = s.lastSubmitError;
+  const JobState* s = find(jobs_, encoded_.jobs, key);
+  releaseIfAllDecoded();
+  if (!s) return f;
+  f.nextIncarnation = s->incarnations + 1;
+  for (const auto& [id, t] : s->submissions) f.submittedIds.insert(id);
+  auto stops = s->stopRequests.find(currentJobId);
+  f.stopAttempts = stops == s->stopRequests.end() ? 0 : stops->second;
+  f.firstStartMs = s->firstStartMs;
+  f.lastSubmitError = s->lastSubmitError;
   return f;
 }
 
 std::vector<InDoubtIntent> JobProjection::inDoubt() const {
   std::lock_guard lock(mu_);
+  // Only the states flagged in doubt are decoded for it.
+  for (auto [states, encoded] : {std::pair{&jobs_, &encoded_.jobs}, {&clusters_, &encoded_.clusters}})
+    for (EncodedState& e : *encoded)
+      if (e.inDoubt && !e.taken) find(*states, *encoded, std::string(e.key));
+  releaseIfAllDecoded();
   std::vector<InDoubtIntent> out;
   for (const auto* states : {&jobs_, &clusters_}) {
     const char* kind = states == &jobs_ ? "RayJob" : "RayCluster";
@@ -308,9 +367,10 @@ std::vector<InDoubtIntent> JobProjection::inDoubt() const {
 uint32_t JobProjection::attemptOfCluster(const std::string& jobKey,
                                          const std::string& clusterName) const {
   std::lock_guard lock(mu_);
-  auto it = jobs_.find(jobKey);
-  if (it == jobs_.end()) return 0;
-  for (const auto& a : it->second.attempts)
+  const JobState* s = find(jobs_, encoded_.jobs, jobKey);
+  releaseIfAllDecoded();
+  if (!s) return 0;
+  for (const auto& a : s->attempts)
     if (a.rayClusterName == clusterName) return a.attempt;
   return 0;
 }
@@ -318,31 +378,39 @@ uint32_t JobProjection::attemptOfCluster(const std::string& jobKey,
 std::pair<std::string, std::string> JobProjection::replicaFailure(const std::string& key,
                                                                   const std::string& uid) const {
   std::lock_guard lock(mu_);
-  auto it = clusters_.find(key);
-  if (it == clusters_.end() || it->second.uid != uid) return {};
-  return {it->second.replicaFailureReason, it->second.replicaFailureMessage};
+  const JobState* s = find(clusters_, encoded_.clusters, key);
+  releaseIfAllDecoded();
+  if (!s || s->uid != uid) return {};
+  return {s->replicaFailureReason, s->replicaFailureMessage};
 }
 
 std::optional<JobState> JobProjection::cluster(const std::string& key) const {
   std::lock_guard lock(mu_);
-  auto it = clusters_.find(key);
-  if (it == clusters_.end()) return std::nullopt;
-  return it->second;
+  const JobState* s = find(clusters_, encoded_.clusters, key);
+  releaseIfAllDecoded();
+  if (!s) return std::nullopt;
+  return *s;
 }
 
 std::vector<std::pair<int, int64_t>> JobProjection::retriedAttempts(const std::string& key) const {
   std::lock_guard lock(mu_);
-  auto it = jobs_.find(key);
-  return it == jobs_.end() ? std::vector<std::pair<int, int64_t>>{} : it->second.retried;
+  const JobState* s = find(jobs_, encoded_.jobs, key);
+  releaseIfAllDecoded();
+  return s ? s->retried : std::vector<std::pair<int, int64_t>>{};
 }
 
 size_t JobProjection::jobCount() const {
   std::lock_guard lock(mu_);
-  return jobs_.size();
+  size_t encoded = 0;
+  for (const EncodedState& e : encoded_.jobs) encoded += !e.taken;
+  return jobs_.size() + encoded;
 }
 
 json JobProjection::toJson(const std::string& key) const {
   std::lock_guard lock(mu_);
+  if (key.empty()) decodeAll();
+  else find(jobs_, encoded_.jobs, key);
+  releaseIfAllDecoded();
   json out = json::object();
   for (const auto& [k, s] : jobs_) {
     if (key.empty() || k == key) out[k] = stateToJson(s);

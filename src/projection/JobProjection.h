@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "events/Events.h"
@@ -79,6 +81,18 @@ struct ProjectionStates {
   std::map<std::string, JobState> clusters;  // RayClusters by "ns/name" (uid, intents, inDoubt)
 };
 
+// One state of an RJP5 checkpoint, not decoded: views into the checkpoint's bytes, which the
+// holder keeps alive.
+struct EncodedState {
+  std::string_view key;
+  std::string_view body;
+  bool inDoubt = false;  // the state has intents in doubt
+  bool taken = false;    // decoded by the holder since: encoded elsewhere from now on
+};
+struct EncodedStates {
+  std::vector<EncodedState> jobs, clusters;  // in key order
+};
+
 // One intent without an outcome, with the object it acted for.
 struct InDoubtIntent {
   std::string kind;  // RayJob or RayCluster
@@ -91,7 +105,9 @@ class JobProjection : public Projection {
  public:
   void apply(const wal::Record& record) override;
   std::string checkpoint() const override;
-  void restore(const std::string& bytes) override;
+  // An RJP5 checkpoint is split, not decoded: each state is decoded when first read or applied
+  // to, and one that never is is written to the next checkpoint as it was read.
+  void restore(std::string bytes) override;
 
   uint64_t appliedThrough() const;
   // checkpoint() and the seq it covers, taken together.
@@ -120,9 +136,25 @@ class JobProjection : public Projection {
   static void notePodOutcome(JobState& cluster, const std::string& clusterName,
                              const IntentFact& f, const events::OutcomeBody& body);
 
+  using States = std::map<std::string, JobState>;
+  // The state of key, decoded from the restored checkpoint when first asked for; nullptr when
+  // neither holds it. Under mu_.
+  JobState* find(States& states, std::vector<EncodedState>& encoded, const std::string& key) const;
+  JobState& findOrAdd(States& states, std::vector<EncodedState>& encoded, const std::string& key);
+  // Decodes every state still encoded (for the walks over all of them).
+  void decodeAll() const;
+  // Lets go of the checkpoint's bytes once every state in them was decoded.
+  void releaseIfAllDecoded() const;
+  void dropEncoded() const;
+
   mutable std::mutex mu_;
-  std::map<std::string, JobState> jobs_;
-  std::map<std::string, JobState> clusters_;
+  // The decoded states. Reads decode a state into them on first use, hence mutable.
+  mutable States jobs_;
+  mutable States clusters_;
+  // The states of the restored RJP5 checkpoint not decoded yet, and the bytes they point into.
+  mutable EncodedStates encoded_;
+  mutable std::string encodedBytes_;
+  mutable size_t stillEncoded_ = 0;
   uint64_t appliedThrough_ = 0;
 };
 

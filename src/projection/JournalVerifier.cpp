@@ -5,6 +5,7 @@
 #include <set>
 
 #include "events/EventCodec.h"
+#include "projection/CheckpointCodec.h"
 #include "projection/JobProjection.h"
 #include "wal/JournalError.h"
 
@@ -197,7 +198,7 @@ class Verifier {
 
  private:
   void compare(uint64_t seq, const std::string& replayed, const std::string& stored) {
-    if (replayed != stored) {
+    if (replayed != stored && replayed != inCurrentFormat(stored)) {
       violation(seq, "checkpoint-mismatch",
                 "checkpoint at seq " + std::to_string(seq) +
                     " differs from the projection replayed up to it (" +

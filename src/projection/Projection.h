@@ -13,8 +13,9 @@ class Projection {
   virtual ~Projection() = default;
   virtual void apply(const wal::Record& record) = 0;
   virtual std::string checkpoint() const = 0;
-  // Replaces the state; throws std::invalid_argument on bytes that are not a checkpoint.
-  virtual void restore(const std::string& bytes) = 0;
+  // Replaces the state; throws std::invalid_argument on bytes that are not a checkpoint. The
+  // bytes are handed over: a projection may keep them and decode from them later.
+  virtual void restore(std::string bytes) = 0;
 };
 
 }  // namespace rayjournal::projection

@@ -116,6 +116,48 @@ TEST(ProjectionTest, TheProjectionAndTheRunIndexAgreeOnTheLastWrittenStatus) {
   EXPECT_EQ(runs.runs().size(), 2u) << "the reborn RayJob is a run of its own";
 }
 
+// A restored checkpoint's states are decoded on first use: every reader and apply() sees the
+// same state as a projection that replayed everything, and a checkpoint written before any of
+// them was read is byte for byte the one restored.
+TEST(ProjectionTest, ARestoredStateReadsTheSameWhetherDecodedOrNot) {
+  auto records = history();
+  JobProjection full;
+  for (const auto& r : records) full.apply(r);
+  const std::string bytes = full.checkpoint();
+  JobProjection untouched;
+  untouched.restore(bytes);
+  EXPECT_EQ(untouched.checkpoint(), bytes);
+  EXPECT_EQ(untouched.jobCount(), full.jobCount());
+  JobProjection read;
+  read.restore(bytes);
+  EXPECT_EQ(read.job("default/job")->attempts.size(), full.job("default/job")->attempts.size());
+  EXPECT_EQ(read.inDoubt().size(), full.inDoubt().size());
+  EXPECT_EQ(read.toJson(), full.toJson());
+  EXPECT_EQ(read.checkpoint(), bytes);
+  EXPECT_EQ(read.jobCount(), full.jobCount());
+  JobProjection applied;
+  applied.restore(bytes);
+  JobProjection both;
+  both.restore(bytes);
+  wal::Record next = records.back();
+  next.seq = 100;
+  applied.apply(next);
+  both.job("default/other");
+  both.apply(next);
+  EXPECT_EQ(applied.checkpoint(), both.checkpoint());
+  EXPECT_NE(applied.checkpoint(), bytes);
+}
+
+// A checkpoint short enough for a string's inline buffer: its one (empty) state must still
+// point into the bytes the projection kept.
+TEST(ProjectionTest, AShortCheckpointsStatesPointIntoTheKeptBytes) {
+  JobProjection p;
+  p.restore(std::string("RJP5\x00\x01\x01k\x00\x00\x00", 11));
+  EXPECT_EQ(p.jobCount(), 1u);
+  EXPECT_THROW(p.job("k"), std::invalid_argument) << "an empty state does not decode";
+  EXPECT_EQ(p.checkpoint(), std::string("RJP5\x00\x01\x01k\x00\x00\x00", 11));
+}
+
 TEST(ProjectionTest, RejectsBytesThatAreNotACheckpoint) {
   JobProjection p;
   EXPECT_THROW(p.restore("not a checkpoint"), std::exception);
