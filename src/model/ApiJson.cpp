@@ -13,11 +13,13 @@ namespace dom = simdjson::dom;
 // What a value is to the API: where managedFields are left out.
 enum class Role { Plain, ApiObject, Metadata, List, WatchEvent };
 
+// A List's "items" keeps the List role: its array's elements are then API objects.
 Role roleOfMember(Role parent, std::string_view key) {
   switch (parent) {
-    case Role::ApiObject:
-      return key == "metadata" ? Role::Metadata : Role::Plain;
     case Role::List:
+      if (key == "items") return Role::List;
+      [[fallthrough]];
+    case Role::ApiObject:
       return key == "metadata" ? Role::Metadata : Role::Plain;
     case Role::WatchEvent:
       return key == "object" ? Role::ApiObject : Role::Plain;
@@ -33,10 +35,8 @@ json buildObject(dom::object object, Role role) {
   json::object_t& members = out.get_ref<json::object_t&>();
   for (dom::key_value_pair field : object) {
     if (role == Role::Metadata && field.key == "managedFields") continue;
-    // Items of a list are API objects; other arrays keep the role of plain values.
-    Role child = role == Role::List && field.key == "items" ? Role::List
-                                                            : roleOfMember(role, field.key);
-    members.insert_or_assign(std::string(field.key), build(field.value, child));
+    members.insert_or_assign(std::string(field.key),
+                             build(field.value, roleOfMember(role, field.key)));
   }
   return out;
 }

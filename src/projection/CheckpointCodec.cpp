@@ -22,7 +22,7 @@ class Out {
     s_.push_back(char(v));
   }
   void i(int64_t v) { u((uint64_t(v) << 1) ^ uint64_t(v >> 63)); }
-  void str(const std::string& v) {
+  void str(std::string_view v) {
     u(v.size());
     s_.append(v);
   }
@@ -205,7 +205,7 @@ void decodeStatesV4(In& in, std::map<std::string, JobState>& states, bool withRe
 }
 
 void putEntry(Out& out, std::string_view key, bool inDoubt, std::string_view body) {
-  out.str(std::string(key));
+  out.str(key);
   out.u(inDoubt ? 1 : 0);
   out.u(body.size());
   out.bytes().append(body);

@@ -242,15 +242,26 @@ std::pair<std::string, uint64_t> JobProjection::snapshot() const {
   return {encodeCheckpoint(jobs_, clusters_, encoded_, appliedThrough_), appliedThrough_};
 }
 
+JobState& JobProjection::take(States& states, EncodedState& encoded) const {
+  JobState& state = states.emplace(std::string(encoded.key), decodeState(encoded)).first->second;
+  encoded.taken = true;
+  --stillEncoded_;
+  return state;
+}
+
 JobState* JobProjection::find(States& states, std::vector<EncodedState>& encoded,
                               const std::string& key) const {
   if (auto it = states.find(key); it != states.end()) return &it->second;
   auto e = std::lower_bound(encoded.begin(), encoded.end(), key,
                             [](const EncodedState& s, const std::string& k) { return s.key < k; });
   if (e == encoded.end() || e->key != key || e->taken) return nullptr;
-  JobState* state = &states.emplace(key, decodeState(*e)).first->second;
-  e->taken = true;
-  --stillEncoded_;
+  return &take(states, *e);
+}
+
+const JobState* JobProjection::read(States& states, std::vector<EncodedState>& encoded,
+                                    const std::string& key) const {
+  const JobState* state = find(states, encoded, key);
+  releaseIfAllDecoded();
   return state;
 }
 
@@ -262,10 +273,11 @@ JobState& JobProjection::findOrAdd(States& states, std::vector<EncodedState>& en
   return state;
 }
 
-void JobProjection::decodeAll() const {
-  for (auto [states, encoded] : {std::pair{&jobs_, &encoded_.jobs}, {&clusters_, &encoded_.clusters}})
+void JobProjection::decodeEncoded(bool inDoubtOnly) const {
+  for (auto [states, encoded] :
+       {std::pair{&jobs_, &encoded_.jobs}, {&clusters_, &encoded_.clusters}})
     for (EncodedState& e : *encoded)
-      if (!e.taken) find(*states, *encoded, std::string(e.key));
+      if (!e.taken && (e.inDoubt || !inDoubtOnly)) take(*states, e);
   releaseIfAllDecoded();
 }
 
@@ -326,8 +338,7 @@ uint64_t JobProjection::appliedThrough() const {
 
 std::optional<JobState> JobProjection::job(const std::string& key) const {
   std::lock_guard lock(mu_);
-  const JobState* s = find(jobs_, encoded_.jobs, key);
-  releaseIfAllDecoded();
+  const JobState* s = read(jobs_, encoded_.jobs, key);
   if (!s) return std::nullopt;
   return *s;
 }
@@ -335,8 +346,7 @@ std::optional<JobState> JobProjection::job(const std::string& key) const {
 JobFacts JobProjection::facts(const std::string& key, const std::string& currentJobId) const {
   std::lock_guard lock(mu_);
   JobFacts f;
-  const JobState* s = find(jobs_, encoded_.jobs, key);
-  releaseIfAllDecoded();
+  const JobState* s = read(jobs_, encoded_.jobs, key);
   if (!s) return f;
   f.nextIncarnation = s->incarnations + 1;
   for (const auto& [id, t] : s->submissions) f.submittedIds.insert(id);
@@ -349,11 +359,7 @@ JobFacts JobProjection::facts(const std::string& key, const std::string& current
 
 std::vector<InDoubtIntent> JobProjection::inDoubt() const {
   std::lock_guard lock(mu_);
-  // Only the states flagged in doubt are decoded for it.
-  for (auto [states, encoded] : {std::pair{&jobs_, &encoded_.jobs}, {&clusters_, &encoded_.clusters}})
-    for (EncodedState& e : *encoded)
-      if (e.inDoubt && !e.taken) find(*states, *encoded, std::string(e.key));
-  releaseIfAllDecoded();
+  decodeEncoded(/*inDoubtOnly=*/true);  // a state not flagged has nothing in doubt
   std::vector<InDoubtIntent> out;
   for (const auto* states : {&jobs_, &clusters_}) {
     const char* kind = states == &jobs_ ? "RayJob" : "RayCluster";
@@ -367,8 +373,7 @@ std::vector<InDoubtIntent> JobProjection::inDoubt() const {
 uint32_t JobProjection::attemptOfCluster(const std::string& jobKey,
                                          const std::string& clusterName) const {
   std::lock_guard lock(mu_);
-  const JobState* s = find(jobs_, encoded_.jobs, jobKey);
-  releaseIfAllDecoded();
+  const JobState* s = read(jobs_, encoded_.jobs, jobKey);
   if (!s) return 0;
   for (const auto& a : s->attempts)
     if (a.rayClusterName == clusterName) return a.attempt;
@@ -378,24 +383,21 @@ uint32_t JobProjection::attemptOfCluster(const std::string& jobKey,
 std::pair<std::string, std::string> JobProjection::replicaFailure(const std::string& key,
                                                                   const std::string& uid) const {
   std::lock_guard lock(mu_);
-  const JobState* s = find(clusters_, encoded_.clusters, key);
-  releaseIfAllDecoded();
+  const JobState* s = read(clusters_, encoded_.clusters, key);
   if (!s || s->uid != uid) return {};
   return {s->replicaFailureReason, s->replicaFailureMessage};
 }
 
 std::optional<JobState> JobProjection::cluster(const std::string& key) const {
   std::lock_guard lock(mu_);
-  const JobState* s = find(clusters_, encoded_.clusters, key);
-  releaseIfAllDecoded();
+  const JobState* s = read(clusters_, encoded_.clusters, key);
   if (!s) return std::nullopt;
   return *s;
 }
 
 std::vector<std::pair<int, int64_t>> JobProjection::retriedAttempts(const std::string& key) const {
   std::lock_guard lock(mu_);
-  const JobState* s = find(jobs_, encoded_.jobs, key);
-  releaseIfAllDecoded();
+  const JobState* s = read(jobs_, encoded_.jobs, key);
   return s ? s->retried : std::vector<std::pair<int, int64_t>>{};
 }
 
@@ -408,9 +410,10 @@ size_t JobProjection::jobCount() const {
 
 json JobProjection::toJson(const std::string& key) const {
   std::lock_guard lock(mu_);
-  if (key.empty()) decodeAll();
-  else find(jobs_, encoded_.jobs, key);
-  releaseIfAllDecoded();
+  if (key.empty())
+    decodeEncoded(/*inDoubtOnly=*/false);
+  else
+    read(jobs_, encoded_.jobs, key);
   json out = json::object();
   for (const auto& [k, s] : jobs_) {
     if (key.empty() || k == key) out[k] = stateToJson(s);

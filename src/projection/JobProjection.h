@@ -140,9 +140,14 @@ class JobProjection : public Projection {
   // The state of key, decoded from the restored checkpoint when first asked for; nullptr when
   // neither holds it. Under mu_.
   JobState* find(States& states, std::vector<EncodedState>& encoded, const std::string& key) const;
+  // find(), for a reader: the checkpoint's bytes go once nothing is left in them.
+  const JobState* read(States& states, std::vector<EncodedState>& encoded,
+                       const std::string& key) const;
   JobState& findOrAdd(States& states, std::vector<EncodedState>& encoded, const std::string& key);
-  // Decodes every state still encoded (for the walks over all of them).
-  void decodeAll() const;
+  // Decodes one encoded state into states.
+  JobState& take(States& states, EncodedState& encoded) const;
+  // Decodes the states still encoded (those flagged in doubt, or all) for walks over them.
+  void decodeEncoded(bool inDoubtOnly) const;
   // Lets go of the checkpoint's bytes once every state in them was decoded.
   void releaseIfAllDecoded() const;
   void dropEncoded() const;
