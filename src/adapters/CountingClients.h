@@ -51,6 +51,9 @@ class CountingKubeClient : public kube::KubeClient {
   void watchSnapshots(const std::string& kind, kube::SnapshotCallback callback) override {
     inner_.watchSnapshots(kind, std::move(callback));
   }
+  void watchPacked(const std::string& kind, kube::PackedCallback callback) override {
+    inner_.watchPacked(kind, std::move(callback));
+  }
   bool watchesSynced() const override { return inner_.watchesSynced(); }
   std::string specManager(const std::string& kind, const std::string& ns,
                           const std::string& name) override;

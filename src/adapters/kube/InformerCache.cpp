@@ -57,7 +57,8 @@ InformerCache::InformerCache(KubeClient& inner, std::set<std::string> kinds,
   }
 }
 
-InformerCache::Entry InformerCache::Store::keep(const Snapshot& object) const {
+InformerCache::Entry InformerCache::Store::keep(const Snapshot& object,
+                                                const Packed& encoded) const {
   if (!options.packed) return {object, {}, nullptr};
   json head{{"metadata", {{"resourceVersion", resourceVersionOf(*object)}}}};
   const json& meta = (*object)["metadata"];
@@ -66,21 +67,26 @@ InformerCache::Entry InformerCache::Store::keep(const Snapshot& object) const {
     for (const auto& ref : *refs)
       if (auto uid = ref.find("uid"); uid != ref.end()) owners.push_back({{"uid", *uid}});
   }
-  Entry entry{nullptr, json::to_cbor(*object), std::make_shared<const json>(std::move(head))};
-  entry.packed.shrink_to_fit();
-  return entry;
+  Packed packed = encoded;
+  if (!packed) {
+    auto bytes = json::to_cbor(*object);
+    bytes.shrink_to_fit();
+    packed = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  }
+  return {nullptr, std::move(packed), std::make_shared<const json>(std::move(head))};
 }
 
 Snapshot InformerCache::Store::read(const Entry& entry) const {
   if (!options.packed) return entry.object;
-  return std::make_shared<const json>(json::from_cbor(entry.packed));
+  return std::make_shared<const json>(json::from_cbor(*entry.packed));
 }
 
 void InformerCache::start(std::chrono::milliseconds timeout) {
   for (auto& [kind, store] : stores_) {
     std::string k = kind;
-    inner_.watchSnapshots(
-        k, [this, k](WatchEventType type, const Snapshot& o) { onEvent(k, type, o); });
+    inner_.watchPacked(k, [this, k](WatchEventType type, const Snapshot& o, const Packed& p) {
+      onEvent(k, type, o, p);
+    });
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!inner_.watchesSynced()) {
@@ -123,7 +129,7 @@ void InformerCache::bury(Store& store, const std::string& key, const json& last)
   }
 }
 
-void InformerCache::keepNewer(Store& store, const Snapshot& object) {
+void InformerCache::keepNewer(Store& store, const Snapshot& object, const Packed& encoded) {
   const std::string key = keyOf(*object);
   if (auto dead = store.tombstones.find(key); dead != store.tombstones.end()) {
     // The answer of a write before the delete.
@@ -137,12 +143,15 @@ void InformerCache::keepNewer(Store& store, const Snapshot& object) {
     indexOwners(store, key, cached, false);
   }
   indexOwners(store, key, *object, true);
-  store.objects.insert_or_assign(key, store.keep(object));
+  store.objects.insert_or_assign(key, store.keep(object, encoded));
 }
 
-void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& whole) {
+void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& whole,
+                            const Packed& encoded) {
   const Transform& transform = stores_.at(kind).options.transform;  // fixed after construction
   Snapshot object = transform && whole ? transform(whole) : whole;
+  // The inner client's encoding is of the whole object: not what a transform keeps.
+  const Packed kept = transform ? nullptr : encoded;
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);
@@ -156,7 +165,7 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
       }
       bury(store, keyOf(*object), *object);
     } else
-      keepNewer(store, object);
+      keepNewer(store, object, kept);
   }
   std::vector<WatchCallback> listeners;
   {
@@ -172,7 +181,7 @@ void InformerCache::remember(const std::string& kind, const Snapshot& whole) {
   const Transform& transform = stores_.at(kind).options.transform;
   const Snapshot object = transform ? transform(whole) : whole;
   std::unique_lock lock(mu_);
-  keepNewer(stores_.at(kind), object);
+  keepNewer(stores_.at(kind), object, nullptr);
 }
 
 std::optional<Snapshot> InformerCache::lookup(const std::string& kind, const std::string& ns,
@@ -217,7 +226,7 @@ std::vector<json> InformerCache::list(const std::string& kind, const std::string
       for (const auto& [key, entry] : store.objects) {
         if (!ns.empty() && key.compare(0, prefix.size(), prefix) != 0) continue;
         if (store.options.packed) {
-          json o = json::from_cbor(entry.packed);
+          json o = json::from_cbor(*entry.packed);
           if (labelsMatch(o, labels)) out.push_back(std::move(o));
         } else if (labelsMatch(*entry.object, labels)) {
           out.push_back(*entry.object);
@@ -297,7 +306,7 @@ void InformerCache::forEachOwned(const std::string& kind, const std::string& ns,
                                  const std::function<void(const json&)>& visit) {
   // A packed object is decoded for the visit only, never shared as a snapshot.
   auto each = [&](const Store&, const Entry& e) {
-    e.object ? visit(*e.object) : visit(json::from_cbor(e.packed));
+    e.object ? visit(*e.object) : visit(json::from_cbor(*e.packed));
   };
   if (!walkOwned(kind, ns, ownerUid, each)) KubeClient::forEachOwned(kind, ns, ownerUid, visit);
 }

@@ -70,7 +70,7 @@ class InformerCache : public KubeClient {
   // One cached object: the snapshot itself, or for a packed kind its CBOR encoding.
   struct Entry {
     Snapshot object;
-    std::vector<uint8_t> packed;
+    Packed packed;  // shared with the inner client when it handed its own encoding over
     // Of a packed object: its resourceVersion and owner uids, all an event needs to compare
     // and re-index it without decoding the whole object.
     Snapshot head;
@@ -87,14 +87,16 @@ class InformerCache : public KubeClient {
     std::vector<WatchCallback> listeners;
     KindOptions options;
     bool synced = false;
-    Entry keep(const Snapshot& object) const;
+    // `encoded`, when not null, is object's CBOR from the inner client: kept as it is.
+    Entry keep(const Snapshot& object, const Packed& encoded) const;
     Snapshot read(const Entry& entry) const;
   };
   static void bury(Store& store, const std::string& key, const json& last);
   static void indexOwners(Store& store, const std::string& key, const json& object, bool add);
-  void onEvent(const std::string& kind, WatchEventType type, const Snapshot& object);
+  void onEvent(const std::string& kind, WatchEventType type, const Snapshot& object,
+               const Packed& encoded);
   void remember(const std::string& kind, const Snapshot& object);
-  void keepNewer(Store& store, const Snapshot& object);
+  void keepNewer(Store& store, const Snapshot& object, const Packed& encoded);
   bool cached(const std::string& kind) const { return stores_.count(kind) > 0; }
   // Visits the cached objects of kind owned by ownerUid (in ns, or all when ns is ""), under
   // the read lock; false when the kind is not served from memory (not cached, not synced).

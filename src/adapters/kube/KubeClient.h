@@ -43,6 +43,9 @@ using WatchCallback = std::function<void(WatchEventType, const json&)>;
 // API server hand these out instead of deep copies (as client-go informers share their objects).
 using Snapshot = std::shared_ptr<const json>;
 using SnapshotCallback = std::function<void(WatchEventType, const Snapshot&)>;
+// An object's CBOR encoding (nlohmann's to_cbor), shared and never modified.
+using Packed = std::shared_ptr<const std::vector<uint8_t>>;
+using PackedCallback = std::function<void(WatchEventType, const Snapshot&, const Packed&)>;
 inline Snapshot snapshotOf(json object) {
   return std::make_shared<const json>(std::move(object));
 }
@@ -99,6 +102,15 @@ class KubeClient {
   virtual void watchSnapshots(const std::string& kind, SnapshotCallback callback) {
     watch(kind, [callback = std::move(callback)](WatchEventType type, const json& object) {
       callback(type, std::make_shared<const json>(object));
+    });
+  }
+  // watchSnapshots() that also hands over the object's CBOR encoding when the implementation
+  // keeps one (the simulated API server stores objects so), for a cache to keep instead of
+  // encoding the object again; by default the encoding is null.
+  virtual void watchPacked(const std::string& kind, PackedCallback callback) {
+    watchSnapshots(kind, [callback = std::move(callback)](WatchEventType type,
+                                                          const Snapshot& object) {
+      callback(type, object, nullptr);
     });
   }
   // Every watch() so far has delivered its first complete list (Added for every object).

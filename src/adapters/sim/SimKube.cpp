@@ -34,20 +34,19 @@ std::string nameOf(const json& o) {
   return o["metadata"].value("name", "");
 }
 
-// Deep copies made after the store's lock is released: the snapshots never change.
-std::vector<json> copies(const std::vector<kube::Snapshot>& snapshots) {
+// Decoded after the store's lock is released.
+std::vector<json> values(const std::vector<StoredObject::Handle>& handles) {
   std::vector<json> out;
-  out.reserve(snapshots.size());
-  for (const auto& s : snapshots) out.push_back(*s);
+  out.reserve(handles.size());
+  for (const auto& h : handles) out.push_back(*h.snapshot());
   return out;
 }
 
-bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
-  const json* have = o["metadata"].contains("labels") ? &o["metadata"]["labels"] : nullptr;
-  for (const auto& [k, v] : labels) {
-    if (!have || !have->contains(k) || (*have)[k] != v) return false;
-  }
-  return true;
+std::vector<kube::Snapshot> snapshots(const std::vector<StoredObject::Handle>& handles) {
+  std::vector<kube::Snapshot> out;
+  out.reserve(handles.size());
+  for (const auto& h : handles) out.push_back(h.snapshot());
+  return out;
 }
 
 }  // namespace
@@ -80,18 +79,16 @@ void SimKube::load(bool readOnly) {
       if (entry.is_discarded())
         break;  // a torn final line from a kill: everything before it stands
       std::string key = entry["key"];
+      if (auto old = objects_.find(key); old != objects_.end()) {
+        index(key, old->second, false);
+        objects_.erase(old);
+      }
       if (entry["op"] == "put") {
-        if (auto old = objects_.find(key); old != objects_.end()) index(key, *old->second, false);
-        index(key, entry["object"], true);
-        objects_[key] = std::make_shared<const json>(std::move(entry["object"]));
-        kindOfKey_[key] = entry["kind"];
-        resourceVersion_ = std::max<uint64_t>(
-            resourceVersion_,
-            std::stoull((*objects_[key])["metadata"].value("resourceVersion", "0")));
-      } else if (entry["op"] == "del") {
-        if (auto old = objects_.find(key); old != objects_.end()) index(key, *old->second, false);
-        objects_.erase(key);
-        kindOfKey_.erase(key);
+        StoredObject stored(entry["kind"], entry["object"]);
+        index(key, stored, true);
+        const std::string& rv = stored.resourceVersion();
+        resourceVersion_ = std::max<uint64_t>(resourceVersion_, rv.empty() ? 0 : std::stoull(rv));
+        objects_.insert_or_assign(key, std::move(stored));
       }
       resourceVersion_ = std::max<uint64_t>(resourceVersion_, entry.value("rv", uint64_t(0)));
     }
@@ -100,8 +97,8 @@ void SimKube::load(bool readOnly) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& [key, object] : objects_) {
-      out << json{{"op", "put"}, {"key", key}, {"kind", kindOfKey_[key]}, {"object", *object}}
+    for (const auto& [key, stored] : objects_) {
+      out << json{{"op", "put"}, {"key", key}, {"kind", stored.kind()}, {"object", stored.decode()}}
                  .dump()
           << "\n";
     }
@@ -124,11 +121,11 @@ void SimKube::repairHistory() {
     json entry = json::parse(line, nullptr, false);
     if (entry.is_object()) recorded.insert(entry.value("uid", ""));
   }
-  for (const auto& [key, snapshot] : objects_) {
-    const json& object = *snapshot;
-    const std::string& kind = kindOfKey_[key];
-    std::string uid = object["metadata"].value("uid", "");
+  for (const auto& [key, stored] : objects_) {
+    const std::string& kind = stored.kind();
+    const std::string& uid = stored.uid();
     if (kind == "Event" || uid.empty() || recorded.count(uid)) continue;
+    const json object = stored.decode();
     json created{{"kind", kind},
                  {"namespace", nsOf(object)},
                  {"name", nameOf(object)},
@@ -140,12 +137,13 @@ void SimKube::repairHistory() {
   std::fflush(history_);
 }
 
-void SimKube::persist(const std::string& op, const std::string& key, const json* object) {
+void SimKube::persist(const std::string& op, const std::string& key, const std::string& kind,
+                      const json* object) {
   if (!log_) return;
   json entry{{"op", op}, {"key", key}, {"rv", resourceVersion_}};
   if (object) {
     entry["object"] = *object;
-    entry["kind"] = kindOfKey_[key];
+    entry["kind"] = kind;
   }
   std::string line = entry.dump() + "\n";
   // Written through to the kernel on every change: a killed operator process never loses a
@@ -201,6 +199,13 @@ std::map<std::string, uint64_t> SimKube::callCounts() const {
   return calls_;
 }
 
+size_t SimKube::storedBytes() const {
+  std::lock_guard lock(mu_);
+  size_t total = 0;
+  for (const auto& [key, stored] : objects_) total += stored.bytes();
+  return total;
+}
+
 std::optional<json> SimKube::get(const std::string& kind, const std::string& ns,
                                  const std::string& name) {
   kube::Snapshot found = getSnapshot(kind, ns, name);
@@ -210,16 +215,21 @@ std::optional<json> SimKube::get(const std::string& kind, const std::string& ns,
 
 kube::Snapshot SimKube::getSnapshot(const std::string& kind, const std::string& ns,
                                     const std::string& name) {
-  std::lock_guard lock(mu_);
-  count("get", kind);
-  maybeFail("get", kind, false);
-  auto it = objects_.find(keyOf(kind, ns, name));
-  return it == objects_.end() ? nullptr : it->second;
+  StoredObject::Handle found;
+  {
+    std::lock_guard lock(mu_);
+    count("get", kind);
+    maybeFail("get", kind, false);
+    auto it = objects_.find(keyOf(kind, ns, name));
+    if (it == objects_.end()) return nullptr;
+    found = it->second.handle();
+  }
+  return found.snapshot();
 }
 
 std::vector<json> SimKube::list(const std::string& kind, const std::string& ns,
                                 const std::map<std::string, std::string>& labels) {
-  std::vector<kube::Snapshot> found;
+  std::vector<StoredObject::Handle> found;
   {
     std::lock_guard lock(mu_);
     count("list", kind);
@@ -227,17 +237,14 @@ std::vector<json> SimKube::list(const std::string& kind, const std::string& ns,
     std::string prefix = kind + "/" + (ns.empty() ? "" : ns + "/");
     for (auto it = objects_.lower_bound(prefix);
          it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-      if (labelsMatch(*it->second, labels)) found.push_back(it->second);
+      if (it->second.hasLabels(labels)) found.push_back(it->second.handle());
     }
   }
-  return copies(found);
+  return values(found);
 }
 
-void SimKube::index(const std::string& key, const json& object, bool add) {
-  auto refs = object["metadata"].find("ownerReferences");
-  if (refs == object["metadata"].end()) return;
-  for (const auto& ref : *refs) {
-    std::string uid = ref.value("uid", "");
+void SimKube::index(const std::string& key, const StoredObject& object, bool add) {
+  for (const auto& uid : object.ownerUids()) {
     if (add) {
       dependents_[uid].insert(key);
     } else if (auto it = dependents_.find(uid); it != dependents_.end()) {
@@ -249,60 +256,66 @@ void SimKube::index(const std::string& key, const json& object, bool add) {
 
 std::vector<kube::Snapshot> SimKube::listOwned(const std::string& kind, const std::string& ns,
                                                const std::string& ownerUid) {
-  std::vector<kube::Snapshot> found;
-  std::lock_guard lock(mu_);
-  auto it = dependents_.find(ownerUid);
-  if (it == dependents_.end()) return found;
-  const std::string prefix = ns.empty() ? kind + "/" : kind + "/" + ns + "/";
-  for (const auto& key : it->second) {
-    if (key.compare(0, prefix.size(), prefix) != 0) continue;
-    auto object = objects_.find(key);
-    if (object != objects_.end()) found.push_back(object->second);
+  std::vector<StoredObject::Handle> found;
+  {
+    std::lock_guard lock(mu_);
+    auto it = dependents_.find(ownerUid);
+    if (it == dependents_.end()) return {};
+    const std::string prefix = ns.empty() ? kind + "/" : kind + "/" + ns + "/";
+    for (const auto& key : it->second) {
+      if (key.compare(0, prefix.size(), prefix) != 0) continue;
+      auto object = objects_.find(key);
+      if (object != objects_.end()) found.push_back(object->second.handle());
+    }
   }
-  return found;
+  return snapshots(found);
 }
 
 std::vector<json> SimKube::listWhere(const std::string& kind,
                                      const std::function<bool(const json&)>& filter) {
-  std::vector<kube::Snapshot> found;
+  std::vector<StoredObject::Handle> all;
   {
     std::lock_guard lock(mu_);
     std::string prefix = kind + "/";
     for (auto it = objects_.lower_bound(prefix);
-         it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-      if (filter(*it->second)) found.push_back(it->second);
-    }
+         it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+      all.push_back(it->second.handle());
   }
-  return copies(found);
+  std::vector<json> found;
+  for (const auto& h : all) {
+    kube::Snapshot object = h.snapshot();
+    if (filter(*object)) found.push_back(*object);
+  }
+  return found;
 }
 
-void SimKube::put(const std::string& kind, json object, kube::WatchEventType type,
-                  std::vector<Event>& events) {
+kube::Snapshot SimKube::put(const std::string& kind, json object, kube::WatchEventType type,
+                            std::vector<Event>& events) {
   std::string key = keyOf(kind, nsOf(object), nameOf(object));
   object["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
-  kindOfKey_[key] = kind;
-  if (auto old = objects_.find(key); old != objects_.end()) index(key, *old->second, false);
-  index(key, object, true);
   auto snapshot = std::make_shared<const json>(std::move(object));
-  kube::Snapshot& slot = objects_[key];
-  kube::Snapshot replaced = std::move(slot);
-  slot = snapshot;
-  persist("put", key, snapshot.get());
-  events.push_back({kind, type, std::move(snapshot), std::move(replaced)});
+  StoredObject stored(kind, *snapshot);
+  stored.shareWhileHeld(snapshot);
+  kube::Packed packed = stored.packed();
+  if (auto old = objects_.find(key); old != objects_.end()) index(key, old->second, false);
+  index(key, stored, true);
+  objects_.insert_or_assign(key, std::move(stored));
+  persist("put", key, kind, snapshot.get());
+  events.push_back({kind, type, snapshot, std::move(packed)});
+  return snapshot;
 }
 
 void SimKube::erase(const std::string& key, std::vector<Event>& events) {
   auto it = objects_.find(key);
   if (it == objects_.end()) return;
-  kube::Snapshot object = std::move(it->second);
-  std::string kind = kindOfKey_[key];
-  index(key, *object, false);
+  const std::string kind = it->second.kind();
+  const std::string uid = it->second.uid();
+  kube::Snapshot object = it->second.handle().snapshot();  // what the Deleted event carries
+  index(key, it->second, false);
   objects_.erase(it);
   ++resourceVersion_;
-  persist("del", key, nullptr);
-  kindOfKey_.erase(key);
+  persist("del", key, kind, nullptr);
   specManagers_.erase(key);
-  std::string uid = (*object)["metadata"].value("uid", "");
   events.push_back({kind, kube::WatchEventType::Deleted, std::move(object), nullptr});
   cascade(uid, events);
 }
@@ -316,25 +329,26 @@ void SimKube::cascade(const std::string& uid, std::vector<Event>& events) {
   for (const auto& key : dependents) {
     auto it = objects_.find(key);
     if (it == objects_.end()) continue;
-    const json& meta = (*it->second)["metadata"];
-    if (!meta.value("finalizers", json::array()).empty()) {
-      if (!meta.contains("deletionTimestamp")) {
-        json object = *it->second;
-        object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
-        put(kindOfKey_[key], std::move(object), kube::WatchEventType::Modified, events);
-      }
-      continue;
-    }
-    erase(key, events);
+    if (it->second.hasFinalizers())
+      markDeleting(it->second, events);
+    else
+      erase(key, events);
   }
+}
+
+// A deletion that finalizers hold: the object gets its deletionTimestamp (once) and stays.
+void SimKube::markDeleting(const StoredObject& stored, std::vector<Event>& events) {
+  if (stored.deleting()) return;
+  const std::string kind = stored.kind();
+  json object = stored.decode();
+  object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
+  put(kind, std::move(object), kube::WatchEventType::Modified, events);
 }
 
 void SimKube::finishIfUnblocked(const std::string& key, std::vector<Event>& events) {
   auto it = objects_.find(key);
   if (it == objects_.end()) return;
-  const json& meta = (*it->second)["metadata"];
-  if (meta.contains("deletionTimestamp") && meta.value("finalizers", json::array()).empty())
-    erase(key, events);
+  if (it->second.deleting() && !it->second.hasFinalizers()) erase(key, events);
 }
 
 void SimKube::dispatch(const std::vector<Event>& events) {
@@ -342,7 +356,7 @@ void SimKube::dispatch(const std::vector<Event>& events) {
   for (const auto& e : events) {
     auto it = watchers_.find(e.kind);
     if (it == watchers_.end()) continue;
-    for (const auto& callback : it->second) callback(e.type, e.object);
+    for (const auto& callback : it->second) callback(e.type, e.object, e.packed);
   }
 }
 
@@ -388,7 +402,7 @@ kube::Snapshot SimKube::create(const std::string& kind, json input) {
     object["metadata"].erase("deletionTimestamp");
     // The API server ignores a new Pod's status and defaults its phase; the kubelet moves it on.
     if (kind == "Pod") object["status"] = {{"phase", "Pending"}};
-    put(kind, object, kube::WatchEventType::Added, events);
+    kube::Snapshot result = put(kind, object, kube::WatchEventType::Added, events);
     json created{{"kind", kind},
                  {"namespace", nsOf(object)},
                  {"name", nameOf(object)},
@@ -400,7 +414,7 @@ kube::Snapshot SimKube::create(const std::string& kind, json input) {
       std::fwrite(line.data(), 1, line.size(), history_);
       std::fflush(history_);
     }
-    return objects_[key];
+    return result;
   });
 }
 
@@ -421,7 +435,7 @@ void SimKube::validate(const std::string& kind, const json& object) {
   }
 }
 
-const json& SimKube::checkedExisting(const std::string& kind, const json& object) {
+const StoredObject& SimKube::checkedExisting(const std::string& kind, const json& object) {
   std::string key = keyOf(kind, nsOf(object), nameOf(object));
   auto it = objects_.find(key);
   if (it == objects_.end()) {
@@ -429,13 +443,13 @@ const json& SimKube::checkedExisting(const std::string& kind, const json& object
                          kind + " " + nsOf(object) + "/" + nameOf(object) + " not found");
   }
   std::string want = object["metadata"].value("resourceVersion", "");
-  if (!want.empty() && want != (*it->second)["metadata"].value("resourceVersion", "")) {
+  if (!want.empty() && want != it->second.resourceVersion()) {
     throw kube::ApiError(409, "Conflict",
                          "Operation cannot be fulfilled on " + kind + " \"" + nameOf(object) +
                              "\": the object has been modified; please apply your changes to the "
                              "latest version and try again");
   }
-  return *it->second;
+  return it->second;
 }
 
 kube::Snapshot SimKube::update(const std::string& kind, json input) {
@@ -451,7 +465,7 @@ std::string SimKube::specManager(const std::string& kind, const std::string& ns,
 
 kube::Snapshot SimKube::updateAs(const std::string& manager, const std::string& kind, json input) {
   return write("update", kind, [&](std::vector<Event>& events) {
-    const json& current = checkedExisting(kind, input);
+    const json current = checkedExisting(kind, input).decode();
     json object = std::move(input);
     object["metadata"]["uid"] = current["metadata"]["uid"];
     object["metadata"]["creationTimestamp"] = current["metadata"]["creationTimestamp"];
@@ -468,8 +482,7 @@ kube::Snapshot SimKube::updateAs(const std::string& manager, const std::string& 
       specManagers_[key] = manager;
     }
     object["metadata"]["generation"] = generation;
-    put(kind, std::move(object), kube::WatchEventType::Modified, events);
-    kube::Snapshot result = objects_[key];
+    kube::Snapshot result = put(kind, std::move(object), kube::WatchEventType::Modified, events);
     finishIfUnblocked(key, events);
     return result;
   });
@@ -477,12 +490,10 @@ kube::Snapshot SimKube::updateAs(const std::string& manager, const std::string& 
 
 kube::Snapshot SimKube::updateStatus(const std::string& kind, json input) {
   return write("updateStatus", kind, [&](std::vector<Event>& events) {
-    json object = checkedExisting(kind, input);
+    json object = checkedExisting(kind, input).decode();
     auto status = input.find("status");
     object["status"] = status != input.end() ? std::move(*status) : json::object();
-    std::string key = keyOf(kind, nsOf(object), nameOf(object));
-    put(kind, std::move(object), kube::WatchEventType::Modified, events);
-    return objects_[key];
+    return put(kind, std::move(object), kube::WatchEventType::Modified, events);
   });
 }
 
@@ -493,17 +504,11 @@ void SimKube::remove(const std::string& kind, const std::string& ns, const std::
     auto it = objects_.find(key);
     if (it == objects_.end())
       throw kube::ApiError(404, "NotFound", kind + " " + ns + "/" + name + " not found");
-    const json& meta = (*it->second)["metadata"];
-    if (propagation == kube::Propagation::Orphan) orphanDependents(meta.value("uid", ""));
-    if (!meta.value("finalizers", json::array()).empty()) {
-      if (!meta.contains("deletionTimestamp")) {
-        json object = *it->second;
-        object["metadata"]["deletionTimestamp"] = toRfc3339(clock_.nowMs());
-        put(kind, std::move(object), kube::WatchEventType::Modified, events);
-      }
-    } else {
+    if (propagation == kube::Propagation::Orphan) orphanDependents(std::string(it->second.uid()));
+    if (it->second.hasFinalizers())
+      markDeleting(it->second, events);
+    else
       erase(key, events);
-    }
     return kube::Snapshot();
   });
 }
@@ -513,14 +518,17 @@ void SimKube::orphanDependents(const std::string& uid) {
   if (found == dependents_.end()) return;
   std::vector<std::string> keys(found->second.begin(), found->second.end());
   for (const auto& k : keys) {
-    json dependent = *objects_[k];
-    index(k, dependent, false);
+    auto it = objects_.find(k);
+    if (it == objects_.end()) continue;
+    json dependent = it->second.decode();
+    index(k, it->second, false);
     json kept = json::array();
     for (const auto& ref : dependent["metadata"]["ownerReferences"])
       if (ref.value("uid", "") != uid) kept.push_back(ref);
     dependent["metadata"]["ownerReferences"] = kept;
-    index(k, dependent, true);
-    objects_[k] = std::make_shared<const json>(std::move(dependent));
+    StoredObject replaced(it->second.kind(), dependent);
+    index(k, replaced, true);
+    it->second = std::move(replaced);
   }
 }
 
@@ -532,7 +540,15 @@ void SimKube::watch(const std::string& kind, kube::WatchCallback callback) {
 }
 
 void SimKube::watchSnapshots(const std::string& kind, kube::SnapshotCallback callback) {
-  std::vector<kube::Snapshot> existing;
+  watchPacked(kind, [callback = std::move(callback)](kube::WatchEventType type,
+                                                     const kube::Snapshot& object,
+                                                     const kube::Packed&) {
+    callback(type, object);
+  });
+}
+
+void SimKube::watchPacked(const std::string& kind, kube::PackedCallback callback) {
+  std::vector<std::pair<StoredObject::Handle, kube::Packed>> existing;
   {
     std::lock_guard lock(mu_);
     count("list", kind);
@@ -540,10 +556,11 @@ void SimKube::watchSnapshots(const std::string& kind, kube::SnapshotCallback cal
     std::string prefix = kind + "/";
     for (auto it = objects_.lower_bound(prefix);
          it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
-      existing.push_back(it->second);
+      existing.emplace_back(it->second.handle(), it->second.packed());
   }
   std::lock_guard lock(watchMu_);
-  for (const auto& object : existing) callback(kube::WatchEventType::Added, object);
+  for (const auto& [h, packed] : existing)
+    callback(kube::WatchEventType::Added, h.snapshot(), packed);
   watchers_[kind].push_back(std::move(callback));
 }
 

@@ -95,6 +95,54 @@ class HandDeliveredWatch : public KubeClient {
   KubeClient& inner_;
 };
 
+// An inner client that hands its own encoding with each event (as the simulated API server
+// does), delivered by the test.
+class HandDeliveredPacks : public HandDeliveredWatch {
+ public:
+  using HandDeliveredWatch::HandDeliveredWatch;
+  void watchPacked(const std::string& kind, PackedCallback callback) override {
+    deliverPacked[kind] = callback;
+  }
+  std::map<std::string, PackedCallback> deliverPacked;  // by kind
+};
+
+Packed encodingOf(const json& o) {
+  return std::make_shared<const std::vector<uint8_t>>(json::to_cbor(o));
+}
+
+// A packed kind keeps the bytes the inner client handed over instead of encoding the object
+// again (one encoding, shared with the server); a kind with a transform encodes what it keeps.
+TEST(InformerCacheTest, APackedKindKeepsTheInnerClientsEncoding) {
+  ManualClock clock;
+  sim::SimKube server(clock);
+  HandDeliveredPacks hand(server);
+  auto dropSpec = [](const Snapshot& o) {
+    json slim = *o;
+    slim.erase("spec");
+    return std::make_shared<const json>(std::move(slim));
+  };
+  InformerCache cache(hand, {"RayJob", "Pod"},
+                      {{"RayJob", {nullptr, true}}, {"Pod", {dropSpec, true}}});
+  cache.start(std::chrono::seconds(5));
+  ASSERT_EQ(hand.deliverPacked.size(), 2u);
+  json job = object("a");
+  job["metadata"]["resourceVersion"] = "5";
+  json marked = job;
+  marked["spec"]["x"] = 7;  // differs from the snapshot: shows which one the cache kept
+  hand.deliverPacked["RayJob"](WatchEventType::Added, std::make_shared<const json>(job),
+                               encodingOf(marked));
+  EXPECT_EQ((*cache.get("RayJob", "ns", "a"))["spec"]["x"], 7);
+  hand.deliverPacked["RayJob"](WatchEventType::Added, std::make_shared<const json>(job), nullptr);
+  EXPECT_EQ((*cache.get("RayJob", "ns", "a"))["spec"]["x"], 7) << "the same version is kept";
+  hand.deliverPacked["Pod"](WatchEventType::Added, std::make_shared<const json>(object("p")),
+                            encodingOf(marked));
+  auto found = cache.get("Pod", "ns", "p");
+  ASSERT_TRUE(found);
+  json pod = *found;
+  EXPECT_FALSE(pod.contains("spec")) << pod.dump();
+  EXPECT_EQ(pod["metadata"]["name"], "p");
+}
+
 TEST(InformerCacheTest, AnOlderVersionNeverReplacesANewerOne) {
   ManualClock clock;
   sim::SimKube server(clock);

@@ -59,6 +59,31 @@ TEST(SimKubeTest, GenerateNameIsCompletedByTheServer) {
   }
 }
 
+// Objects are stored serialized: what a read returns equals what was written (numbers, nesting
+// and all), a snapshot handed out never changes under a later write, and the store holds bytes.
+TEST(SimKubeTest, ObjectsAreStoredAsBytesAndReadBackUnchanged) {
+  ManualClock clock;
+  SimKube kube(clock);
+  json rich = object("a");
+  rich["spec"] = {{"n", -3}, {"big", 1ull << 40}, {"f", 0.25}, {"on", true}, {"none", nullptr},
+                  {"list", {1, "two", {{"three", 3}}}}, {"text", "caf\u00e9"}};
+  kube::Snapshot first = kube.create("RayJob", rich);
+  json changed = *first;
+  changed["spec"]["n"] = 4;
+  kube.update("RayJob", changed);
+  EXPECT_EQ((*first)["spec"]["n"], -3) << "a snapshot handed out never changes";
+  first.reset();
+  json read = *kube.get("RayJob", "default", "a");
+  json expected = rich["spec"];
+  expected["n"] = 4;
+  EXPECT_EQ(read["spec"], expected);
+  EXPECT_EQ(read["spec"].dump(), expected.dump());
+  EXPECT_GT(kube.storedBytes(), 0u);
+  EXPECT_LT(kube.storedBytes(), read.dump().size()) << "CBOR, not a tree or its JSON";
+  kube.remove("RayJob", "default", "a");
+  EXPECT_EQ(kube.storedBytes(), 0u);
+}
+
 TEST(SimKubeTest, FinalizersHoldDeletionAndOwnersCascade) {
   ManualClock clock;
   SimKube kube(clock);
