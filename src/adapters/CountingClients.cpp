@@ -82,6 +82,13 @@ std::vector<kube::json> CountingKubeClient::list(const std::string& kind, const 
   return counted("list", kind, "200", [&] { return inner_.list(kind, ns, l); });
 }
 
+void CountingKubeClient::post(const std::string& kind, kube::json object) {
+  counted("create", kind, "201", [&] {
+    inner_.post(kind, std::move(object));
+    return 0;
+  });
+}
+
 kube::Snapshot CountingKubeClient::create(const std::string& kind, kube::json object) {
   return counted("create", kind, "201", [&] { return inner_.create(kind, std::move(object)); });
 }

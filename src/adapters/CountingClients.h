@@ -41,6 +41,7 @@ class CountingKubeClient : public kube::KubeClient {
   std::vector<kube::json> list(const std::string& kind, const std::string& ns,
                                const std::map<std::string, std::string>& labels) override;
   kube::Snapshot create(const std::string& kind, kube::json object) override;
+  void post(const std::string& kind, kube::json object) override;
   kube::Snapshot update(const std::string& kind, kube::json object) override;
   kube::Snapshot updateStatus(const std::string& kind, kube::json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,

@@ -80,7 +80,7 @@ void EventRecorder::run() {
     ++busy_;
     lock.unlock();
     try {
-      kube_.create("Event", eventObject(event));
+      kube_.post("Event", eventObject(event));
       ++posted_;
     } catch (const std::exception& e) {
       spdlog::warn("could not post Event {}: {}", describe(event), e.what());

@@ -244,6 +244,13 @@ Snapshot InformerCache::create(const std::string& kind, json object) {
   return created;
 }
 
+void InformerCache::post(const std::string& kind, json object) {
+  if (cached(kind))
+    create(kind, std::move(object));
+  else
+    inner_.post(kind, std::move(object));
+}
+
 Snapshot InformerCache::update(const std::string& kind, json object) {
   Snapshot updated = inner_.update(kind, std::move(object));
   remember(kind, updated);

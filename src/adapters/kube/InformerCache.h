@@ -50,6 +50,8 @@ class InformerCache : public KubeClient {
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
   Snapshot create(const std::string& kind, json object) override;
+  // A cached kind's answer is still read (the cache keeps it); others go to the inner post().
+  void post(const std::string& kind, json object) override;
   Snapshot update(const std::string& kind, json object) override;
   Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,

@@ -85,6 +85,9 @@ class KubeClient {
                             const std::function<void(const json&)>& visit);
   // Throws ApiError 409 AlreadyExists when the name is taken.
   virtual Snapshot create(const std::string& kind, json object) = 0;
+  // create() whose answer nobody reads (an Event): same errors, but a client may skip decoding
+  // the answer. Default: create(), answer dropped.
+  virtual void post(const std::string& kind, json object) { create(kind, std::move(object)); }
   // Spec/metadata write. Throws 409 Conflict on a stale metadata.resourceVersion, 404.
   virtual Snapshot update(const std::string& kind, json object) = 0;
   // Status subresource write; same preconditions.

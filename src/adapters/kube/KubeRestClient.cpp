@@ -166,6 +166,11 @@ json KubeRestClient::callJson(const std::string& method, const std::string& path
                      method + " " + path + ": the API server's answer is not JSON");
     return doc;
   }
+  throwApiError(method, path, res, doc);
+}
+
+void KubeRestClient::throwApiError(const std::string& method, const std::string& path,
+                                   const http::HttpResponse& res, const json& doc) {
   std::string reason = doc.is_object() ? doc.value("reason", "") : "";
   std::string message = doc.is_object() ? doc.value("message", "") : res.body.substr(0, 200);
   if (reason.empty()) reason = "HTTP" + std::to_string(res.status);
@@ -215,6 +220,15 @@ Snapshot KubeRestClient::create(const std::string& kind, json object) {
   return snapshotOf(callJson(
       "POST", resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager),
       object.dump()));
+}
+
+void KubeRestClient::post(const std::string& kind, json object) {
+  std::string ns = object["metadata"].value("namespace", config_.defaultNamespace);
+  const std::string path =
+      resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager);
+  http::HttpResponse res = call("POST", path, object.dump());
+  if (res.status >= 200 && res.status < 300) return;
+  throwApiError("POST", path, res, model::parseApiJson(res.body, model::ApiShape::Object));
 }
 
 Snapshot KubeRestClient::update(const std::string& kind, json object) {

@@ -48,6 +48,8 @@ class KubeRestClient : public KubeClient {
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
   Snapshot create(const std::string& kind, json object) override;
+  // The answer's body is decoded only when it is an error.
+  void post(const std::string& kind, json object) override;
   Snapshot update(const std::string& kind, json object) override;
   Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
@@ -77,6 +79,9 @@ class KubeRestClient : public KubeClient {
                           const std::string& contentType = "application/json");
   json callJson(const std::string& method, const std::string& path, const std::string& body = "",
                 const std::string& contentType = "application/json");
+  // The ApiError for an answer that is not 2xx, with the Status object's reason and message.
+  [[noreturn]] void throwApiError(const std::string& method, const std::string& path,
+                                  const http::HttpResponse& res, const json& doc);
   http::Headers authHeaders();
   void watchLoop(std::string kind, std::string ns, WatchCallback callback);
   // What a watch remembers of each object it delivered: its resourceVersion, which a relist

@@ -191,7 +191,10 @@ void SimKube::injectFault(FaultRule rule) {
 
 std::vector<json> SimKube::createHistory() const {
   std::lock_guard lock(mu_);
-  return creates_;
+  std::vector<json> out;
+  out.reserve(creates_.size());
+  for (const auto& bytes : creates_) out.push_back(json::from_cbor(bytes));
+  return out;
 }
 
 std::map<std::string, uint64_t> SimKube::callCounts() const {
@@ -408,7 +411,7 @@ kube::Snapshot SimKube::create(const std::string& kind, json input) {
                  {"name", nameOf(object)},
                  {"uid", object["metadata"]["uid"]},
                  {"owners", object["metadata"].value("ownerReferences", json::array())}};
-    if (kind != "Event") creates_.push_back(created);
+    if (kind != "Event") creates_.push_back(json::to_cbor(created));
     if (history_) {
       std::string line = created.dump() + "\n";
       std::fwrite(line.data(), 1, line.size(), history_);

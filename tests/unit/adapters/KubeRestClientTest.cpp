@@ -280,6 +280,28 @@ TEST(RayHttpClientTest, AnswersOfTheJobsApi) {
                                       "DELETE /api/jobs/x", "GET /api/version"}));
 }
 
+// An Event's answer is never read: post() does not decode a successful answer (so it cannot
+// fail on one), and an error answer is the same ApiError a create() gives.
+TEST(KubeRestClientTest, APostDecodesOnlyAnErrorAnswer) {
+  ScriptedServer server(
+      {{201, "an answer nobody reads"},
+       {422, R"({"kind":"Status","reason":"Invalid","message":"involvedObject: Required"})"}});
+  auto client = clientFor(server);
+  json event{{"metadata", {{"name", "e1"}, {"namespace", "n"}}}, {"reason", "Created"}};
+  EXPECT_NO_THROW(client.post("Event", event));
+  try {
+    client.post("Event", event);
+    FAIL() << "a 422 was taken for success";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.code(), 422);
+    EXPECT_NE(std::string(e.what()).find("Invalid: involvedObject: Required"), std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(server.requests.size(), 2u);
+  EXPECT_EQ(server.requests[0].rfind("POST /apis/events.k8s.io/v1/namespaces/n/events?", 0), 0u)
+      << server.requests[0];
+}
+
 TEST(KubeRestClientTest, ResourcePaths) {
   EXPECT_EQ(resourcePath("RayJob", "ns1", "a", "status"),
             "/apis/ray.io/v1/namespaces/ns1/rayjobs/a/status");
