@@ -28,8 +28,17 @@ bool newerVersion(const std::string& a, const std::string& b) {
   return a.size() != b.size() ? a.size() > b.size() : a > b;
 }
 
-bool replaces(const json& incoming, const json& cached) {
-  return newerVersion(resourceVersionOf(incoming), resourceVersionOf(cached));
+std::vector<std::string> ownerUidsOf(const json& object) {
+  std::vector<std::string> uids;
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return uids;
+  auto refs = meta->find("ownerReferences");
+  if (refs == meta->end() || !refs->is_array()) return uids;
+  for (const auto& ref : *refs) {
+    auto uid = ref.find("uid");
+    if (uid != ref.end() && uid->is_string()) uids.push_back(uid->get<std::string>());
+  }
+  return uids;
 }
 
 bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
@@ -59,13 +68,10 @@ InformerCache::InformerCache(KubeClient& inner, std::set<std::string> kinds,
 
 InformerCache::Entry InformerCache::Store::keep(const Snapshot& object,
                                                 const Packed& encoded) const {
-  if (!options.packed) return {object, {}, nullptr};
-  json head{{"metadata", {{"resourceVersion", resourceVersionOf(*object)}}}};
-  const json& meta = (*object)["metadata"];
-  if (auto refs = meta.find("ownerReferences"); refs != meta.end() && refs->is_array()) {
-    json& owners = head["metadata"]["ownerReferences"] = json::array();
-    for (const auto& ref : *refs)
-      if (auto uid = ref.find("uid"); uid != ref.end()) owners.push_back({{"uid", *uid}});
+  Entry entry{nullptr, nullptr, resourceVersionOf(*object), ownerUidsOf(*object)};
+  if (!options.packed) {
+    entry.object = object;
+    return entry;
   }
   Packed packed = encoded;
   if (!packed) {
@@ -73,7 +79,8 @@ InformerCache::Entry InformerCache::Store::keep(const Snapshot& object,
     bytes.shrink_to_fit();
     packed = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
   }
-  return {nullptr, std::move(packed), std::make_shared<const json>(std::move(head))};
+  entry.packed = std::move(packed);
+  return entry;
 }
 
 Snapshot InformerCache::Store::read(const Entry& entry) const {
@@ -100,16 +107,9 @@ void InformerCache::start(std::chrono::milliseconds timeout) {
   for (auto& [kind, store] : stores_) store.synced = true;
 }
 
-void InformerCache::indexOwners(Store& store, const std::string& key, const json& object,
-                                bool add) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return;
-  auto refs = meta->find("ownerReferences");
-  if (refs == meta->end() || !refs->is_array()) return;
-  for (const auto& ref : *refs) {
-    auto uid = ref.find("uid");
-    if (uid == ref.end() || !uid->is_string()) continue;
-    const std::string& owner = uid->get_ref<const std::string&>();
+void InformerCache::indexOwners(Store& store, const std::string& key,
+                                const std::vector<std::string>& ownerUids, bool add) {
+  for (const auto& owner : ownerUids) {
     if (add) {
       store.owned[owner].insert(key);
     } else if (auto it = store.owned.find(owner); it != store.owned.end()) {
@@ -138,12 +138,12 @@ void InformerCache::keepNewer(Store& store, const Snapshot& object, const Packed
   }
   auto slot = store.objects.find(key);
   if (slot != store.objects.end()) {
-    const json& cached = slot->second.identity();
-    if (!replaces(*object, cached)) return;
-    indexOwners(store, key, cached, false);
+    if (!newerVersion(resourceVersionOf(*object), slot->second.resourceVersion)) return;
+    indexOwners(store, key, slot->second.ownerUids, false);
   }
-  indexOwners(store, key, *object, true);
-  store.objects.insert_or_assign(key, store.keep(object, encoded));
+  Entry entry = store.keep(object, encoded);
+  indexOwners(store, key, entry.ownerUids, true);
+  store.objects.insert_or_assign(key, std::move(entry));
 }
 
 void InformerCache::onEvent(const std::string& kind, WatchEventType type, const Snapshot& whole,
@@ -160,7 +160,7 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
       if (it != store.objects.end()) {
         // Vanished while no watch was open: the handlers get the last state this cache saw.
         if (isFinalStateUnknown(*object)) object = store.read(it->second);
-        indexOwners(store, it->first, it->second.identity(), false);
+        indexOwners(store, it->first, it->second.ownerUids, false);
         store.objects.erase(it);
       }
       bury(store, keyOf(*object), *object);

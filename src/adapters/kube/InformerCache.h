@@ -73,10 +73,10 @@ class InformerCache : public KubeClient {
   struct Entry {
     Snapshot object;
     Packed packed;  // shared with the inner client when it handed its own encoding over
-    // Of a packed object: its resourceVersion and owner uids, all an event needs to compare
-    // and re-index it without decoding the whole object.
-    Snapshot head;
-    const json& identity() const { return object ? *object : *head; }
+    // Its resourceVersion and owner uids: all an event needs to compare and re-index it
+    // without decoding a packed object.
+    std::string resourceVersion;
+    std::vector<std::string> ownerUids;
   };
   struct Store {
     std::map<std::string, Entry> objects;  // "ns/name"
@@ -94,7 +94,8 @@ class InformerCache : public KubeClient {
     Snapshot read(const Entry& entry) const;
   };
   static void bury(Store& store, const std::string& key, const json& last);
-  static void indexOwners(Store& store, const std::string& key, const json& object, bool add);
+  static void indexOwners(Store& store, const std::string& key,
+                          const std::vector<std::string>& ownerUids, bool add);
   void onEvent(const std::string& kind, WatchEventType type, const Snapshot& object,
                const Packed& encoded);
   void remember(const std::string& kind, const Snapshot& object);
