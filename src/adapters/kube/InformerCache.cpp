@@ -28,19 +28,6 @@ bool newerVersion(const std::string& a, const std::string& b) {
   return a.size() != b.size() ? a.size() > b.size() : a > b;
 }
 
-std::vector<std::string> ownerUidsOf(const json& object) {
-  std::vector<std::string> uids;
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return uids;
-  auto refs = meta->find("ownerReferences");
-  if (refs == meta->end() || !refs->is_array()) return uids;
-  for (const auto& ref : *refs) {
-    auto uid = ref.find("uid");
-    if (uid != ref.end() && uid->is_string()) uids.push_back(uid->get<std::string>());
-  }
-  return uids;
-}
-
 bool labelsMatch(const json& o, const std::map<std::string, std::string>& labels) {
   if (labels.empty()) return true;
   auto meta = o.find("metadata");

@@ -1,20 +1,28 @@
 #include "adapters/kube/KubeClient.h"
 
+#include <algorithm>
+
 namespace rayjournal::kube {
+std::vector<std::string> ownerUidsOf(const json& object) {
+  std::vector<std::string> uids;
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return uids;
+  auto refs = meta->find("ownerReferences");
+  if (refs == meta->end() || !refs->is_array()) return uids;
+  for (const auto& ref : *refs) {
+    auto uid = ref.find("uid");
+    if (uid != ref.end() && uid->is_string()) uids.push_back(uid->get<std::string>());
+  }
+  return uids;
+}
+
 namespace {
 
-// Any ownerReference naming uid: the owner index's notion (controller::ownedBy asks for the
-// controlling owner, which adoption needs).
+// Any ownerReference naming uid (controller::ownedBy asks for the controlling owner, which
+// adoption needs).
 bool ownedByUid(const json& object, const std::string& uid) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return false;
-  auto refs = meta->find("ownerReferences");
-  if (refs == meta->end() || !refs->is_array()) return false;
-  for (const auto& ref : *refs) {
-    auto it = ref.find("uid");
-    if (it != ref.end() && it->is_string() && it->get_ref<const std::string&>() == uid) return true;
-  }
-  return false;
+  const auto uids = ownerUidsOf(object);
+  return std::find(uids.begin(), uids.end(), uid) != uids.end();
 }
 
 }  // namespace

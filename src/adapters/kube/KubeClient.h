@@ -34,6 +34,10 @@ class ApiError : public std::runtime_error {
 
 enum class WatchEventType { Added, Modified, Deleted };
 // A Deleted event's object that names the object but not its last state (see watch()).
+// The uids its ownerReferences name (references without a string uid are skipped): the owner
+// index's notion of ownership.
+std::vector<std::string> ownerUidsOf(const json& object);
+
 inline bool isFinalStateUnknown(const json& object) {
   auto meta = object.find("metadata");
   return meta == object.end() || !meta->is_object() || !meta->contains("uid");

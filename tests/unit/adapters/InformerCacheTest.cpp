@@ -68,6 +68,13 @@ TEST(InformerCacheTest, ReadsShareTheWatchedSnapshotWithoutCopies) {
 }
 
 // A client whose watch events the test delivers by hand (reordering, staleness).
+// A transform that keeps all but the spec.
+Snapshot dropSpec(const Snapshot& o) {
+  json slim = *o;
+  slim.erase("spec");
+  return std::make_shared<const json>(std::move(slim));
+}
+
 class HandDeliveredWatch : public KubeClient {
  public:
   explicit HandDeliveredWatch(KubeClient& inner) : inner_(inner) {}
@@ -116,11 +123,6 @@ TEST(InformerCacheTest, APackedKindKeepsTheInnerClientsEncoding) {
   ManualClock clock;
   sim::SimKube server(clock);
   HandDeliveredPacks hand(server);
-  auto dropSpec = [](const Snapshot& o) {
-    json slim = *o;
-    slim.erase("spec");
-    return std::make_shared<const json>(std::move(slim));
-  };
   InformerCache cache(hand, {"RayJob", "Pod"},
                       {{"RayJob", {nullptr, true}}, {"Pod", {dropSpec, true}}});
   cache.start(std::chrono::seconds(5));
@@ -221,11 +223,6 @@ TEST(InformerCacheTest, APackedKindReadsAsTheObjectsItKeeps) {
   ManualClock clock;
   sim::SimKube server(clock);
   HandDeliveredWatch hand(server);
-  auto dropSpec = [](const Snapshot& o) {
-    json slim = *o;
-    slim.erase("spec");
-    return std::make_shared<const json>(std::move(slim));
-  };
   InformerCache cache(hand, {"Pod"}, {{"Pod", {dropSpec, true}}});
   cache.start(std::chrono::seconds(5));
   json pod = object("p", {{"ray.io/cluster", "c"}});
