@@ -1,17 +1,17 @@
 #include "adapters/http/HttpClient.h"
 
+#include "adapters/http/DeadlineSocket.h"
+
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <optional>
 
-#include <poll.h>
 
 namespace rayjournal::http {
 namespace {
@@ -60,42 +60,38 @@ bool isIpAddress(const std::string& host) {
   return !ec;
 }
 
-// Runs one asynchronous operation to completion on the connection's own io_context.
-template <class Start>
-beast::error_code runOne(asio::io_context& ioc, Start&& start) {
-  std::optional<beast::error_code> result;
-  start([&](beast::error_code ec, auto&&...) { result = ec; });
-  ioc.restart();
-  while (!result && ioc.run_one() > 0) {
-  }
-  return result.value_or(asio::error::operation_aborted);
-}
-
 }  // namespace
 
-struct HttpClient::TlsContext {
+// What every connection shares: the io_context its sockets belong to (never run: each
+// connection waits in poll), the resolver, and the TLS configuration.
+struct HttpClient::Transport {
+  asio::io_context ioc;
+  tcp::resolver resolver{ioc};
   asio::ssl::context ctx{asio::ssl::context::tls_client};
 };
 
+// One keep-alive connection: its socket, the TLS session over it (https), and the bytes read
+// past the last answer.
 class HttpClient::Connection {
  public:
-  asio::io_context ioc;
-  std::unique_ptr<beast::tcp_stream> plain;
-  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> secure;
+  Connection(asio::io_context& ioc, asio::ssl::context* tls) {
+    if (tls)
+      secure.emplace(ioc, *tls);
+    else
+      plain.emplace(ioc);
+  }
+  std::optional<DeadlineSocket> plain;
+  std::optional<asio::ssl::stream<DeadlineSocket>> secure;
   beast::flat_buffer buffer;
   bool reused = false;  // it has carried a request before
 
-  beast::tcp_stream& tcp() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
+  DeadlineSocket& socket() { return secure ? secure->next_layer() : *plain; }
   template <class F>
   auto withStream(F&& f) {
     return secure ? f(*secure) : f(*plain);
   }
-  bool closedWhileIdle();
-  void close() {
-    beast::error_code ec;
-    tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
-    tcp().socket().close(ec);
-  }
+  bool closedWhileIdle() { return buffer.size() > 0 || socket().readableNow(); }
+  void close() { socket().close(); }
 };
 
 HttpClient::HttpClient(const std::string& baseUrl, TlsConfig tls, std::chrono::milliseconds timeout)
@@ -104,9 +100,9 @@ HttpClient::HttpClient(const std::string& baseUrl, TlsConfig tls, std::chrono::m
   host_ = u.host;
   port_ = u.port;
   tls_ = u.tls;
+  transport_ = std::make_unique<Transport>();
   if (!tls_) return;
-  tlsContext_ = std::make_unique<TlsContext>();
-  auto& ctx = tlsContext_->ctx;
+  auto& ctx = transport_->ctx;
   try {
     if (tls.insecureSkipVerify) {
       ctx.set_verify_mode(asio::ssl::verify_none);
@@ -130,11 +126,6 @@ HttpClient::~HttpClient() = default;
 
 // An idle HTTP/1.1 connection has nothing to read: readable means the server closed it (an idle
 // timeout, a restart, a load balancer) or sent a TLS close_notify. Checked without blocking.
-bool HttpClient::Connection::closedWhileIdle() {
-  pollfd p{tcp().socket().native_handle(), POLLIN, 0};
-  return buffer.size() > 0 || ::poll(&p, 1, 0) != 0;
-}
-
 std::unique_ptr<HttpClient::Connection> HttpClient::take(bool fresh) {
   while (!fresh) {
     std::unique_ptr<Connection> c;
@@ -147,21 +138,23 @@ std::unique_ptr<HttpClient::Connection> HttpClient::take(bool fresh) {
     if (!c->closedWhileIdle()) return c;
     c->close();
   }
-  auto c = std::make_unique<Connection>();
-  if (tls_) {
-    c->secure = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(c->ioc, tlsContext_->ctx);
-  } else {
-    c->plain = std::make_unique<beast::tcp_stream>(c->ioc);
-  }
+  return connect();
+}
+
+std::unique_ptr<HttpClient::Connection> HttpClient::connect() {
+  auto c = std::make_unique<Connection>(transport_->ioc, tls_ ? &transport_->ctx : nullptr);
   auto fail = [&](const std::string& what, const beast::error_code& ec) {
     throw HttpError("cannot reach " + baseUrl_ + ": " + what + ": " + ec.message());
   };
-  tcp::resolver resolver(c->ioc);
   beast::error_code ec;
-  auto endpoints = resolver.resolve(host_, port_, ec);
+  tcp::resolver::results_type endpoints;
+  {
+    std::lock_guard lock(resolveMu_);  // the resolver is not safe for concurrent use
+    endpoints = transport_->resolver.resolve(host_, port_, ec);
+  }
   if (ec) fail("resolving " + host_, ec);
-  c->tcp().expires_after(timeout_);
-  ec = runOne(c->ioc, [&](auto handler) { c->tcp().async_connect(endpoints, handler); });
+  c->socket().expiresAfter(timeout_);
+  c->socket().connect(endpoints, ec);
   if (ec) fail("connect", ec);
   if (c->secure) {
     SSL* ssl = c->secure->native_handle();
@@ -172,9 +165,7 @@ std::unique_ptr<HttpClient::Connection> HttpClient::take(bool fresh) {
       SSL_set_tlsext_host_name(ssl, host_.c_str());
       X509_VERIFY_PARAM_set1_host(param, host_.c_str(), 0);
     }
-    ec = runOne(c->ioc, [&](auto handler) {
-      c->secure->async_handshake(asio::ssl::stream_base::client, handler);
-    });
+    c->secure->handshake(asio::ssl::stream_base::client, ec);
     if (ec) fail("TLS handshake", ec);
   }
   return c;
@@ -185,38 +176,49 @@ void HttpClient::give(std::unique_ptr<Connection> connection) {
   if (idle_.size() < 16) idle_.push_back(std::move(connection));
 }
 
+// The request's head, and its body when it has one, as the bytes that go on the wire.
+std::string HttpClient::requestHead(const std::string& method, const std::string& target,
+                                    const Headers& headers, const std::string* body) const {
+  auto refuseBreak = [&](const std::string& what, const std::string& value) {
+    if (value.find_first_of("\r\n") != std::string::npos)
+      throw HttpError(method + " " + baseUrl_ + ": the " + what + " has a line break");
+  };
+  refuseBreak("target", target);
+  std::string text;
+  text.reserve(160 + target.size() + (body ? body->size() : 0));
+  text.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ").append(host_);
+  text.append("\r\nUser-Agent: rayjournal\r\n");
+  for (const auto& [name, value] : headers) {
+    refuseBreak("header " + name, name + value);
+    text.append(name).append(": ").append(value).append("\r\n");
+  }
+  if (body) text.append("Content-Length: ").append(std::to_string(body->size())).append("\r\n");
+  text.append("\r\n");
+  if (body) text.append(*body);
+  return text;
+}
+
 HttpResponse HttpClient::exchange(Connection& c, const std::string& method,
                                   const std::string& target, const std::string& body,
                                   const Headers& headers, bool& sentNothing) {
-  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
-  req.set(bhttp::field::host, host_);
-  req.set(bhttp::field::user_agent, "rayjournal");
-  for (const auto& [k, v] : headers) req.set(k, v);
-  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
-    req.body() = body;
-    req.prepare_payload();
-  }
-  c.tcp().expires_after(timeout_);
+  bool withBody = !body.empty() || method == "POST" || method == "PUT" || method == "PATCH";
+  std::string text = requestHead(method, target, headers, withBody ? &body : nullptr);
+  c.socket().expiresAfter(timeout_);
   sentNothing = true;
-  auto ec = runOne(c.ioc, [&](auto handler) {
-    c.withStream([&](auto& s) { bhttp::async_write(s, req, handler); });
-  });
+  beast::error_code ec;
+  // One write of head and body: one TLS record where it fits, one segment on the wire.
+  c.withStream([&](auto& s) { asio::write(s, asio::buffer(text), ec); });
   if (ec) throw HttpError("cannot reach " + baseUrl_ + ": sending " + method + ": " + ec.message());
   bhttp::response_parser<bhttp::string_body> parser;
   // A number, not boost::none: Beast 1.74 compares a Content-Length against an empty limit as
   // "exceeded" once the body is not already buffered with the header.
   parser.body_limit(kMaxResponseBodyBytes);
-  ec = runOne(c.ioc, [&](auto handler) {
-    c.withStream([&](auto& s) { bhttp::async_read_header(s, c.buffer, parser, handler); });
-  });
+  c.withStream([&](auto& s) { bhttp::read_header(s, c.buffer, parser, ec); });
   // The declared length is refused before any of the body is read (or memory reserved for it).
   bool tooLarge = ec == bhttp::error::body_limit ||
                   (!ec && parser.content_length() && *parser.content_length() > kMaxResponseBodyBytes);
-  if (!ec && !tooLarge && !parser.is_done()) {
-    ec = runOne(c.ioc, [&](auto handler) {
-      c.withStream([&](auto& s) { bhttp::async_read(s, c.buffer, parser, handler); });
-    });
-  }
+  if (!ec && !tooLarge && !parser.is_done())
+    c.withStream([&](auto& s) { bhttp::read(s, c.buffer, parser, ec); });
   if (tooLarge || ec == bhttp::error::body_limit) {
     sentNothing = false;  // the server answered: not a stale keep-alive connection to retry
     c.close();
@@ -253,7 +255,7 @@ HttpResponse HttpClient::request(const std::string& method, const std::string& t
     bool sentNothing = false;
     try {
       HttpResponse res = exchange(*c, method, target, body, headers, sentNothing);
-      if (c->tcp().socket().is_open()) give(std::move(c));
+      if (c->socket().socket().is_open()) give(std::move(c));
       return res;
     } catch (const HttpError&) {
       c->close();
@@ -284,31 +286,22 @@ int HttpClient::stream(const std::string& target, const Headers& headers,
       self->streaming_.erase(c);
     }
   } unregister{this, c.get()};
-  bhttp::request<bhttp::empty_body> req{bhttp::verb::get, target, 11};
-  req.set(bhttp::field::host, host_);
-  req.set(bhttp::field::user_agent, "rayjournal");
-  for (const auto& [k, v] : headers) req.set(k, v);
-  c->tcp().expires_after(timeout_);
-  auto ec = runOne(c->ioc, [&](auto handler) {
-    c->withStream([&](auto& s) { bhttp::async_write(s, req, handler); });
-  });
+  std::string text = requestHead("GET", target, headers, nullptr);
+  c->socket().expiresAfter(timeout_);
+  beast::error_code ec;
+  c->withStream([&](auto& s) { asio::write(s, asio::buffer(text), ec); });
   if (ec) throw HttpError("cannot reach " + baseUrl_ + ": watch " + target + ": " + ec.message());
   StreamParser streamParser;
   auto& parser = streamParser.parser;
   parser.body_limit(kMaxResponseBodyBytes);  // an error answer, or a stream with a length
-  ec = runOne(c->ioc, [&](auto handler) {
-    c->withStream([&](auto& s) { bhttp::async_read_header(s, c->buffer, parser, handler); });
-  });
+  c->withStream([&](auto& s) { bhttp::read_header(s, c->buffer, parser, ec); });
   if (ec)
     throw HttpError("no answer from " + baseUrl_ + " to watch " + target + ": " + ec.message());
   int status = int(parser.get().result_int());
   if (status < 200 || status >= 300) {
-    c->tcp().expires_after(timeout_);
-    ec = runOne(c->ioc, [&](auto handler) {
-      c->withStream([&](auto& s) { bhttp::async_read(s, c->buffer, parser, handler); });
-    });
+    c->socket().expiresAfter(timeout_);
+    c->withStream([&](auto& s) { bhttp::read(s, c->buffer, parser, ec); });
     if (errorBody) *errorBody = ec ? "(no readable body: " + ec.message() + ")" : parser.get().body();
-    c->close();
     return status;
   }
   // A chunked stream has no total size; each line is bounded instead.
@@ -323,10 +316,9 @@ void HttpClient::readLines(Connection& c, StreamParser& streamParser, const std:
   auto& parser = streamParser.parser;
   size_t consumed = 0, scanned = 0;  // scanning resumes where it stopped: linear in the bytes
   while (!parser.is_done()) {
-    c.tcp().expires_after(idleTimeout);
-    auto ec = runOne(c.ioc, [&](auto handler) {
-      c.withStream([&](auto& s) { bhttp::async_read_some(s, c.buffer, parser, handler); });
-    });
+    c.socket().expiresAfter(idleTimeout);
+    beast::error_code ec;
+    c.withStream([&](auto& s) { bhttp::read_some(s, c.buffer, parser, ec); });
     std::string& text = parser.get().body();
     for (size_t nl; (nl = text.find('\n', std::max(consumed, scanned))) != std::string::npos;
          consumed = nl + 1) {
@@ -334,7 +326,7 @@ void HttpClient::readLines(Connection& c, StreamParser& streamParser, const std:
     }
     scanned = text.size();
     if (scanned - consumed > kMaxStreamLineBytes) {
-      c.close();
+      c.socket().shutdownBoth();  // closed once unregistered: cancelStreams() may hold it now
       throw HttpError("watch " + target + " from " + baseUrl_ + ": a line longer than " +
                       std::to_string(kMaxStreamLineBytes >> 20) +
                       " MiB without a newline; dropping the stream");
@@ -345,7 +337,7 @@ void HttpClient::readLines(Connection& c, StreamParser& streamParser, const std:
       consumed = 0;
     }
     if (ec == bhttp::error::body_limit) {
-      c.close();
+      c.socket().shutdownBoth();  // closed once unregistered: cancelStreams() may hold it now
       throw HttpError("watch " + target + " from " + baseUrl_ + ": the answer is larger than " +
                       std::to_string(kMaxResponseBodyBytes >> 20) + " MiB");
     }
@@ -357,7 +349,7 @@ void HttpClient::cancelStreams() {
   std::lock_guard lock(mu_);
   streamsCancelled_ = true;
   for (Connection* c : streaming_) {
-    asio::post(c->ioc, [c] { c->close(); });
+    c->socket().shutdownBoth();  // the descriptor stays open until stream() unregisters it
   }
 }
 

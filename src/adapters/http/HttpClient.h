@@ -73,7 +73,10 @@ class HttpClient {
   class Connection;
   // An idle connection the server has not closed, or a new one (always new when fresh).
   std::unique_ptr<Connection> take(bool fresh = false);
+  std::unique_ptr<Connection> connect();
   void give(std::unique_ptr<Connection> connection);
+  std::string requestHead(const std::string& method, const std::string& target,
+                          const Headers& headers, const std::string* body) const;
   HttpResponse exchange(Connection& c, const std::string& method, const std::string& target,
                         const std::string& body, const Headers& headers, bool& sentNothing);
   struct StreamParser;
@@ -84,8 +87,9 @@ class HttpClient {
 
   std::string baseUrl_, host_, port_;
   bool tls_;
-  struct TlsContext;
-  std::unique_ptr<TlsContext> tlsContext_;
+  struct Transport;
+  std::unique_ptr<Transport> transport_;
+  std::mutex resolveMu_;
   std::chrono::milliseconds timeout_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_;

@@ -190,5 +190,120 @@ TEST(HttpClientTest, IdleConnectionsTheServerClosedAreNotUsed) {
   EXPECT_EQ(server.laterConnections, 1);
 }
 
+// Accepts connections and reads what comes, but never answers: a hung API server or dashboard.
+// Records the first request's bytes as they arrived.
+class SilentServer {
+ public:
+  SilentServer() : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~SilentServer() {
+    stop_ = true;
+    boost::system::error_code ec;
+    tcp::socket poke(ioc_);
+    poke.connect(acceptor_.local_endpoint(), ec);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+  std::promise<std::string> firstRequest;
+
+ private:
+  void serve() {
+    std::vector<tcp::socket> held;  // open and unanswered until the server ends
+    bool first = true;
+    while (true) {
+      tcp::socket s = acceptor_.accept();
+      if (stop_) return;
+      boost::system::error_code ec;
+      asio::streambuf request;
+      size_t head = asio::read_until(s, request, "\r\n\r\n", ec);
+      if (first && !ec) {
+        std::string text(asio::buffers_begin(request.data()), asio::buffers_end(request.data()));
+        auto at = text.find("Content-Length: ");
+        size_t length = at == std::string::npos ? 0 : std::stoul(text.substr(at + 16));
+        if (text.size() < head + length) asio::read(s, request, asio::transfer_exactly(head + length - text.size()), ec);
+        firstRequest.set_value(std::string(asio::buffers_begin(request.data()), asio::buffers_end(request.data())));
+        first = false;
+      }
+      held.push_back(std::move(s));
+    }
+  }
+
+  asio::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+};
+
+// What goes on the wire: the request line, Host, User-Agent, the caller's headers, the body's
+// length and the body, nothing else (the API server and the dashboard see today's bytes).
+TEST(HttpClientTest, ARequestGoesOutAsItsHeadAndBody) {
+  SilentServer server;
+  HttpClient client(server.url(), {}, std::chrono::milliseconds(300));
+  EXPECT_THROW(client.request("PUT", "/apis/ray.io/v1/namespaces/d/rayjobs/a/status", R"({"a":1})",
+                              {{"Content-Type", "application/json"}}),
+               HttpError);
+  auto port = server.url().substr(server.url().rfind(':') + 1);
+  EXPECT_EQ(server.firstRequest.get_future().get(),
+            "PUT /apis/ray.io/v1/namespaces/d/rayjobs/a/status HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "User-Agent: rayjournal\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n"
+            R"({"a":1})");
+}
+
+TEST(HttpClientTest, AHeaderWithALineBreakIsRefusedBeforeSending) {
+  SilentServer server;
+  HttpClient client(server.url(), {}, std::chrono::milliseconds(300));
+  try {
+    client.request("GET", "/api/v1/pods", "", {{"Authorization", "Bearer abc\r\nX-Evil: 1"}});
+    FAIL() << "a header with a line break was sent";
+  } catch (const HttpError& e) {
+    EXPECT_NE(std::string(e.what()).find("header Authorization has a line break"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A server that takes the request and never answers: the request fails at its timeout and
+// says so, instead of holding a worker forever.
+TEST(HttpClientTest, AnUnansweredRequestFailsAtItsTimeout) {
+  SilentServer server;
+  HttpClient client(server.url(), {}, std::chrono::milliseconds(200));
+  auto start = std::chrono::steady_clock::now();
+  try {
+    client.request("GET", "/api/v1/pods");
+    FAIL() << "an unanswered request returned";
+  } catch (const HttpError& e) {
+    EXPECT_NE(std::string(e.what()).find("no answer from " + server.url()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(200));
+  EXPECT_LT(took, std::chrono::seconds(5));
+}
+
+// A watch whose server goes quiet ends at its idle timeout (the caller resumes it), and
+// cancelStreams() ends one that waits with a long timeout at once.
+TEST(HttpClientTest, AQuietWatchEndsAtItsIdleTimeoutOrWhenCancelled) {
+  TrickleServer quiet("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n{\"a\"}\n\r\n", 1024);
+  HttpClient client(quiet.url(), {}, std::chrono::seconds(10));
+  std::vector<std::string> lines;
+  int status = client.stream("/api/v1/pods?watch=1", {}, [&](const std::string& l) {
+    lines.push_back(l);
+    return true;
+  }, std::chrono::milliseconds(200));
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(lines, std::vector<std::string>{"{\"a\"}"});
+
+  TrickleServer waiting("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", 1024);
+  HttpClient second(waiting.url(), {}, std::chrono::seconds(10));
+  auto watching = std::async(std::launch::async, [&] {
+    return second.stream("/api/v1/pods?watch=1", {}, [](const std::string&) { return true; },
+                         std::chrono::minutes(10));
+  });
+  while (watching.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+    second.cancelStreams();  // until the stream has started and seen it
+  }
+  EXPECT_EQ(watching.get(), 200);
+}
+
 }  // namespace
 }  // namespace rayjournal::http
