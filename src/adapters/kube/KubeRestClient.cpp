@@ -284,6 +284,12 @@ bool KubeRestClient::sleepUnlessStopped(std::chrono::milliseconds d) {
 }
 
 void KubeRestClient::watch(const std::string& kind, WatchCallback callback) {
+  watchSnapshots(kind, [callback = std::move(callback)](WatchEventType type, const Snapshot& o) {
+    callback(type, *o);
+  });
+}
+
+void KubeRestClient::watchSnapshots(const std::string& kind, SnapshotCallback callback) {
   std::vector<std::string> namespaces = options_.watchNamespaces;
   if (namespaces.empty()) namespaces.push_back("");
   for (const std::string& ns : namespaces) {
@@ -314,7 +320,7 @@ json finalStateUnknown(const std::string& kind, const std::string& apiVersion,
 }  // namespace
 
 std::string KubeRestClient::relist(const std::string& kind, const std::string& ns,
-                                   KnownObjects& known, const WatchCallback& callback) {
+                                   KnownObjects& known, const SnapshotCallback& callback) {
   std::string path = resourcePath(kind, ns);
   if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
     path += "?labelSelector=" + percentEncode(it->second);
@@ -328,14 +334,15 @@ std::string KubeRestClient::relist(const std::string& kind, const std::string& n
   for (const auto& [key, resourceVersion] : known) {
     if (!now.count(key))
       callback(WatchEventType::Deleted,
-               finalStateUnknown(kind, doc.value("apiVersion", ""), key, resourceVersion));
+               std::make_shared<const json>(finalStateUnknown(kind, doc.value("apiVersion", ""),
+                                                              key, resourceVersion)));
   }
-  for (const auto& item : doc["items"]) {
+  for (auto& item : doc["items"]) {
     auto it = known.find(objectKey(item));
     if (it == known.end()) {
-      callback(WatchEventType::Added, item);
+      callback(WatchEventType::Added, std::make_shared<const json>(std::move(item)));
     } else if (it->second != versionOf(item)) {
-      callback(WatchEventType::Modified, item);
+      callback(WatchEventType::Modified, std::make_shared<const json>(std::move(item)));
     }
   }
   known = std::move(now);
@@ -343,7 +350,7 @@ std::string KubeRestClient::relist(const std::string& kind, const std::string& n
 }
 
 bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
-                                 const WatchCallback& callback) {
+                                 const SnapshotCallback& callback) {
   if (stopping_) return false;
   json event = model::parseApiJson(line, model::ApiShape::WatchEvent);
   std::string type = event.is_object() && event["type"].is_string() ? event["type"] : "";
@@ -367,10 +374,11 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
   std::string key = objectKey(o);
   if (type == "DELETED") {
     w.known.erase(key);
-    callback(WatchEventType::Deleted, o);
+    callback(WatchEventType::Deleted, std::make_shared<const json>(std::move(o)));
   } else {
     bool added = w.known.insert_or_assign(key, versionOf(o)).second;
-    callback(added ? WatchEventType::Added : WatchEventType::Modified, o);
+    callback(added ? WatchEventType::Added : WatchEventType::Modified,
+             std::make_shared<const json>(std::move(o)));
   }
   w.failures = 0;
   w.delivered = true;
@@ -378,7 +386,7 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
 }
 
 void KubeRestClient::streamOnce(const std::string& kind, const std::string& selector,
-                                WatchState& w, const WatchCallback& callback) {
+                                WatchState& w, const SnapshotCallback& callback) {
   std::string target = resourcePath(kind, w.ns) +
                        "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
                        std::to_string(options_.watchTimeoutSeconds) +
@@ -411,7 +419,7 @@ void KubeRestClient::streamOnce(const std::string& kind, const std::string& sele
   }
 }
 
-void KubeRestClient::watchLoop(std::string kind, std::string ns, WatchCallback callback) {
+void KubeRestClient::watchLoop(std::string kind, std::string ns, SnapshotCallback callback) {
   WatchState w;
   w.ns = std::move(ns);
   bool synced = false;

@@ -55,6 +55,8 @@ class KubeRestClient : public KubeClient {
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               Propagation propagation = Propagation::Background) override;
   void watch(const std::string& kind, WatchCallback callback) override;
+  // Each decoded object is moved into its snapshot: no copy per event.
+  void watchSnapshots(const std::string& kind, SnapshotCallback callback) override;
   std::string specManager(const std::string& kind, const std::string& ns,
                           const std::string& name) override;
 
@@ -83,7 +85,7 @@ class KubeRestClient : public KubeClient {
   [[noreturn]] void throwApiError(const std::string& method, const std::string& path,
                                   const http::HttpResponse& res, const json& doc);
   http::Headers authHeaders();
-  void watchLoop(std::string kind, std::string ns, WatchCallback callback);
+  void watchLoop(std::string kind, std::string ns, SnapshotCallback callback);
   // What a watch remembers of each object it delivered: its resourceVersion, which a relist
   // compares. An object a relist no longer lists gets a Deleted event that only names it
   // (isFinalStateUnknown); the informer cache in front delivers its last state.
@@ -105,13 +107,13 @@ class KubeRestClient : public KubeClient {
                                  std::chrono::steady_clock::duration lasted);
   // One line of a watch stream; false ends the stream.
   bool onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
-                   const WatchCallback& callback);
+                   const SnapshotCallback& callback);
   // One watch request from w.resourceVersion; throws ApiError on a failed stream.
   void streamOnce(const std::string& kind, const std::string& selector, WatchState& w,
-                  const WatchCallback& callback);
+                  const SnapshotCallback& callback);
   // Lists and reconciles the known set; returns the list's resourceVersion.
   std::string relist(const std::string& kind, const std::string& ns, KnownObjects& known,
-                     const WatchCallback& callback);
+                     const SnapshotCallback& callback);
   bool sleepUnlessStopped(std::chrono::milliseconds d);
 
   KubeConfig config_;
