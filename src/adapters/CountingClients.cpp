@@ -89,6 +89,14 @@ void CountingKubeClient::post(const std::string& kind, kube::json object) {
   });
 }
 
+std::vector<std::optional<kube::ApiError>> CountingKubeClient::postAll(
+    const std::string& kind, std::vector<kube::json> objects) {
+  auto errors = inner_.postAll(kind, std::move(objects));
+  for (const auto& error : errors)
+    counter_.add("create", kind, error ? std::to_string(error->code()) : "201");
+  return errors;
+}
+
 kube::Snapshot CountingKubeClient::create(const std::string& kind, kube::json object) {
   return counted("create", kind, "201", [&] { return inner_.create(kind, std::move(object)); });
 }

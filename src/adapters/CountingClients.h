@@ -42,6 +42,8 @@ class CountingKubeClient : public kube::KubeClient {
                                const std::map<std::string, std::string>& labels) override;
   kube::Snapshot create(const std::string& kind, kube::json object) override;
   void post(const std::string& kind, kube::json object) override;
+  std::vector<std::optional<kube::ApiError>> postAll(const std::string& kind,
+                                                     std::vector<kube::json> objects) override;
   kube::Snapshot update(const std::string& kind, kube::json object) override;
   kube::Snapshot updateStatus(const std::string& kind, kube::json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,

@@ -198,17 +198,22 @@ std::string HttpClient::requestHead(const std::string& method, const std::string
   return text;
 }
 
-HttpResponse HttpClient::exchange(Connection& c, const std::string& method,
-                                  const std::string& target, const std::string& body,
-                                  const Headers& headers, bool& sentNothing) {
-  bool withBody = !body.empty() || method == "POST" || method == "PUT" || method == "PATCH";
-  std::string text = requestHead(method, target, headers, withBody ? &body : nullptr);
-  c.socket().expiresAfter(timeout_);
-  sentNothing = true;
+void HttpClient::send(Connection& c, const std::string& text, const std::string& what) {
   beast::error_code ec;
-  // One write of head and body: one TLS record where it fits, one segment on the wire.
+  // One write of heads and bodies: one TLS record where it fits, one segment on the wire.
   c.withStream([&](auto& s) { asio::write(s, asio::buffer(text), ec); });
-  if (ec) throw HttpError("cannot reach " + baseUrl_ + ": sending " + method + ": " + ec.message());
+  if (ec) throw HttpError("cannot reach " + baseUrl_ + ": sending " + what + ": " + ec.message());
+}
+
+std::string HttpClient::wireText(const HttpRequest& r) const {
+  bool withBody = !r.body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH";
+  return requestHead(r.method, r.target, r.headers, withBody ? &r.body : nullptr);
+}
+
+HttpResponse HttpClient::readAnswer(Connection& c, const std::string& method,
+                                    const std::string& target, bool& nothingRead) {
+  nothingRead = true;
+  beast::error_code ec;
   bhttp::response_parser<bhttp::string_body> parser;
   // A number, not boost::none: Beast 1.74 compares a Content-Length against an empty limit as
   // "exceeded" once the body is not already buffered with the header.
@@ -220,18 +225,18 @@ HttpResponse HttpClient::exchange(Connection& c, const std::string& method,
   if (!ec && !tooLarge && !parser.is_done())
     c.withStream([&](auto& s) { bhttp::read(s, c.buffer, parser, ec); });
   if (tooLarge || ec == bhttp::error::body_limit) {
-    sentNothing = false;  // the server answered: not a stale keep-alive connection to retry
+    nothingRead = false;  // the server answered: not a stale keep-alive connection to retry
     c.close();
     throw HttpError("the answer of " + baseUrl_ + " to " + method + " " + target +
                     " is larger than the " + std::to_string(kMaxResponseBodyBytes >> 20) +
                     " MiB limit");
   }
   if (ec) {
-    sentNothing = !parser.got_some();
+    nothingRead = !parser.got_some();
     throw HttpError("no answer from " + baseUrl_ + " to " + method + " " + target + ": " +
                     ec.message());
   }
-  sentNothing = false;
+  nothingRead = false;
   auto& res = parser.get();
   HttpResponse out;
   out.status = int(res.result_int());
@@ -247,22 +252,63 @@ HttpResponse HttpClient::exchange(Connection& c, const std::string& method,
 
 HttpResponse HttpClient::request(const std::string& method, const std::string& target,
                                  const std::string& body, const Headers& headers) {
+  const std::string text = wireText({method, target, body, headers});
   for (int attempt = 0;; ++attempt) {
     // The retry connects afresh: the other idle connections may have been closed with this one.
     auto c = take(/*fresh=*/attempt > 0);
     bool reused = c->reused;
     c->reused = true;
-    bool sentNothing = false;
+    bool nothingRead = true;
     try {
-      HttpResponse res = exchange(*c, method, target, body, headers, sentNothing);
+      c->socket().expiresAfter(timeout_);  // the whole exchange
+      send(*c, text, method);
+      HttpResponse res = readAnswer(*c, method, target, nothingRead);
       if (c->socket().socket().is_open()) give(std::move(c));
       return res;
     } catch (const HttpError&) {
       c->close();
       // A keep-alive connection the server had already closed: retry once, fresh.
-      if (!(reused && sentNothing && attempt == 0)) throw;
+      if (!(reused && nothingRead && attempt == 0)) throw;
     }
   }
+}
+
+std::vector<HttpResponse> HttpClient::pipeline(const std::vector<HttpRequest>& requests,
+                                               std::string* error) {
+  std::vector<HttpResponse> answers;
+  bool retried = false;
+  while (answers.size() < requests.size()) {
+    auto c = take(/*fresh=*/retried);
+    bool reused = c->reused;
+    c->reused = true;
+    const size_t first = answers.size();
+    bool nothingRead = true;
+    try {
+      std::string text;
+      for (size_t i = first; i < requests.size(); ++i) text += wireText(requests[i]);
+      c->socket().expiresAfter(timeout_);
+      send(*c, text, std::to_string(requests.size() - first) + " pipelined requests");
+      // A server that answers "Connection: close" serves no request after that one: the rest
+      // go again on another connection.
+      while (answers.size() < requests.size() && c->socket().socket().is_open()) {
+        const HttpRequest& r = requests[answers.size()];
+        c->socket().expiresAfter(timeout_);  // each answer
+        answers.push_back(readAnswer(*c, r.method, r.target, nothingRead));
+      }
+      if (c->socket().socket().is_open()) give(std::move(c));
+    } catch (const HttpError& e) {
+      c->close();
+      // A keep-alive connection the server had already closed: once more, fresh. Otherwise
+      // whether the unanswered requests were served is unknown: they are not sent again.
+      if (reused && nothingRead && answers.size() == first && !retried) {
+        retried = true;
+        continue;
+      }
+      if (error) *error = e.what();
+      return answers;
+    }
+  }
+  return answers;
 }
 
 struct HttpClient::StreamParser {

@@ -43,6 +43,11 @@ struct HttpResponse {
 
 using Headers = std::map<std::string, std::string>;
 
+struct HttpRequest {
+  std::string method, target, body;
+  Headers headers;
+};
+
 // Bounds on what a server can make the client hold: a whole answer (a list of every object of
 // a kind in a large cluster fits), and one line of a watch stream (one event: the API server
 // caps an object at about 1.5 MB).
@@ -59,6 +64,14 @@ class HttpClient {
 
   HttpResponse request(const std::string& method, const std::string& target,
                        const std::string& body = "", const Headers& headers = {});
+  // HTTP/1.1 pipelining: every request written on one connection before any answer is read,
+  // then the answers in order: one write and a few reads for many requests (fire-and-forget
+  // creates such as Events). Returns an answer for each request, or for the first ones only
+  // when the connection failed part-way; `error` then says why. The unanswered requests may or
+  // may not have been served: they are not sent again. Blocking: until every answer or the
+  // timeout for one.
+  std::vector<HttpResponse> pipeline(const std::vector<HttpRequest>& requests,
+                                     std::string* error = nullptr);
   // Streams a response body line by line (a Kubernetes watch). Returns the status; on a
   // non-2xx status the body is not streamed but returned in errorBody. idleTimeout bounds the
   // wait for each new piece of the body.
@@ -77,8 +90,11 @@ class HttpClient {
   void give(std::unique_ptr<Connection> connection);
   std::string requestHead(const std::string& method, const std::string& target,
                           const Headers& headers, const std::string* body) const;
-  HttpResponse exchange(Connection& c, const std::string& method, const std::string& target,
-                        const std::string& body, const Headers& headers, bool& sentNothing);
+  std::string wireText(const HttpRequest& request) const;
+  void send(Connection& c, const std::string& text, const std::string& what);
+  // One answer; nothingRead says whether the server had sent any of it when this throws.
+  HttpResponse readAnswer(Connection& c, const std::string& method, const std::string& target,
+                          bool& nothingRead);
   struct StreamParser;
   // A stream's body, line by line, until it ends, onLine says stop, or a bound is broken.
   void readLines(Connection& c, StreamParser& parser, const std::string& target,

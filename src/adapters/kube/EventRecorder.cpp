@@ -75,21 +75,39 @@ void EventRecorder::run() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (stopping_) break;
-    EventDraft event = std::move(queue_.front());
-    queue_.pop_front();
+    std::vector<EventDraft> batch;
+    while (!queue_.empty() && batch.size() < kMaxBatch) {
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
     ++busy_;
     lock.unlock();
-    try {
-      kube_.post("Event", eventObject(event));
-      ++posted_;
-    } catch (const std::exception& e) {
-      spdlog::warn("could not post Event {}: {}", describe(event), e.what());
-    }
+    postBatch(batch);
     lock.lock();
     --busy_;
     if (queue_.empty() && busy_ == 0) idle_.notify_all();
   }
   idle_.notify_all();
+}
+
+void EventRecorder::postBatch(const std::vector<EventDraft>& batch) {
+  std::vector<nlohmann::json> objects;
+  objects.reserve(batch.size());
+  for (const EventDraft& event : batch) objects.push_back(eventObject(event));
+  std::vector<std::optional<ApiError>> errors;
+  try {
+    errors = kube_.postAll("Event", std::move(objects));
+  } catch (const std::exception& e) {
+    errors.assign(batch.size(), ApiError(0, "Unreachable", e.what()));
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (i < errors.size() && !errors[i]) {
+      ++posted_;
+      continue;
+    }
+    spdlog::warn("could not post Event {}: {}", describe(batch[i]),
+                 i < errors.size() ? errors[i]->what() : "no answer");
+  }
 }
 
 }  // namespace rayjournal::kube

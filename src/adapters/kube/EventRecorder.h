@@ -1,13 +1,15 @@
 // Posts Kubernetes Events off the reconcile path, as client-go's event broadcaster does for
-// KubeRay: post() queues what the Event says (an EventDraft) and returns at once; the poster
-// threads build the events.k8s.io/v1 object, and describe it only when its create fails; `posters` threads create them, oldest
-// first (a create is a round trip to the API server: one thread alone manages only a few dozen a
-// second under load, fewer than the reconcilers produce).
+// KubeRay: post() queues what the Event says (an EventDraft) and returns at once; `posters`
+// threads take the queued drafts oldest first, up to kMaxBatch at a time, build their
+// events.k8s.io/v1 objects and create them pipelined on one connection (KubeClient::postAll):
+// one write and a few reads for a batch instead of a round trip each, so two posters keep up
+// with the reconcilers under load. A draft is described only when its create fails.
 // An Event is best effort (KubeRay's recorder drops them when its queue of 1000 is full, and
 // never makes a reconcile wait for one), so a full queue drops the new Event and counts it,
-// and a failed create is logged, not retried. The journal, not Events, is the record of what
-// the operator did. Thread-safe. Lifetime: the KubeClient must outlive this object; the
-// destructor stops after the queue is drained or `drainTimeout` passed, whichever is first.
+// and a failed create is logged, not retried (but for the API server's 429, which post()
+// retries with backoff). The journal, not Events, is the record of what the operator did.
+// Thread-safe. Lifetime: the KubeClient must outlive this object; the destructor stops after
+// the queue is drained or `drainTimeout` passed, whichever is first.
 #pragma once
 
 #include <atomic>
@@ -39,7 +41,7 @@ std::string describe(const EventDraft& draft);
 
 class EventRecorder {
  public:
-  EventRecorder(KubeClient& kube, size_t capacity = 1000, int posters = 4,
+  EventRecorder(KubeClient& kube, size_t capacity = 1000, int posters = 2,
                 std::chrono::milliseconds drainTimeout = std::chrono::milliseconds(5000));
   ~EventRecorder();
   EventRecorder(const EventRecorder&) = delete;
@@ -51,9 +53,14 @@ class EventRecorder {
   void flush();
   uint64_t dropped() const { return dropped_; }
   uint64_t posted() const { return posted_; }
+  // Drafts one poster creates at once: the requests of a batch (about 700 bytes each) and their
+  // answers stay well inside the sockets' buffers while one side writes all before it reads.
+  static constexpr size_t kMaxBatch = 32;
 
  private:
   void run();
+  // One create for each draft, pipelined on one connection; each failure logged.
+  void postBatch(const std::vector<EventDraft>& batch);
 
   KubeClient& kube_;
   const size_t capacity_;

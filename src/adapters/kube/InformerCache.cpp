@@ -238,6 +238,12 @@ void InformerCache::post(const std::string& kind, json object) {
     inner_.post(kind, std::move(object));
 }
 
+std::vector<std::optional<ApiError>> InformerCache::postAll(const std::string& kind,
+                                                            std::vector<json> objects) {
+  if (cached(kind)) return KubeClient::postAll(kind, std::move(objects));
+  return inner_.postAll(kind, std::move(objects));
+}
+
 Snapshot InformerCache::update(const std::string& kind, json object) {
   Snapshot updated = inner_.update(kind, std::move(object));
   remember(kind, updated);

@@ -52,6 +52,9 @@ class InformerCache : public KubeClient {
   Snapshot create(const std::string& kind, json object) override;
   // A cached kind's answer is still read (the cache keeps it); others go to the inner post().
   void post(const std::string& kind, json object) override;
+  // A cached kind one by one, as post(); others to the inner postAll().
+  std::vector<std::optional<ApiError>> postAll(const std::string& kind,
+                                               std::vector<json> objects) override;
   Snapshot update(const std::string& kind, json object) override;
   Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,

@@ -56,6 +56,21 @@ std::vector<Snapshot> KubeClient::listOwned(const std::string& kind, const std::
   return out;
 }
 
+std::vector<std::optional<ApiError>> KubeClient::postAll(const std::string& kind,
+                                                         std::vector<json> objects) {
+  std::vector<std::optional<ApiError>> errors(objects.size());
+  for (size_t i = 0; i < objects.size(); ++i) {
+    try {
+      post(kind, std::move(objects[i]));
+    } catch (const ApiError& e) {
+      errors[i] = e;
+    } catch (const std::exception& e) {
+      errors[i] = ApiError(0, "Unreachable", e.what());
+    }
+  }
+  return errors;
+}
+
 void KubeClient::forEachOwned(const std::string& kind, const std::string& ns,
                               const std::string& ownerUid,
                               const std::function<void(const json&)>& visit) {

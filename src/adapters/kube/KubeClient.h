@@ -92,6 +92,12 @@ class KubeClient {
   // create() whose answer nobody reads (an Event): same errors, but a client may skip decoding
   // the answer. Default: create(), answer dropped.
   virtual void post(const std::string& kind, json object) { create(kind, std::move(object)); }
+  // post() for many objects at once (the REST client pipelines them on one connection).
+  // Returns, in order, nothing for each object created and the error for each not; whether an
+  // object whose error is a broken connection was created is unknown. Never throws for one
+  // object. By default, post() one by one.
+  virtual std::vector<std::optional<ApiError>> postAll(const std::string& kind,
+                                                       std::vector<json> objects);
   // Spec/metadata write. Throws 409 Conflict on a stale metadata.resourceVersion, 404.
   virtual Snapshot update(const std::string& kind, json object) = 0;
   // Status subresource write; same preconditions.

@@ -231,6 +231,38 @@ void KubeRestClient::post(const std::string& kind, json object) {
   throwApiError("POST", path, res, model::parseApiJson(res.body, model::ApiShape::Object));
 }
 
+std::vector<std::optional<ApiError>> KubeRestClient::postAll(const std::string& kind,
+                                                             std::vector<json> objects) {
+  std::vector<http::HttpRequest> requests;
+  http::Headers headers = authHeaders();
+  headers["Content-Type"] = "application/json";
+  for (json& object : objects) {
+    std::string ns = object["metadata"].value("namespace", config_.defaultNamespace);
+    std::string path = resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager);
+    limiter_.acquire(path);
+    requests.push_back({"POST", std::move(path), object.dump(), headers});
+  }
+  std::string broken;
+  std::vector<http::HttpResponse> answers = http_.pipeline(requests, &broken);
+  std::vector<std::optional<ApiError>> errors(objects.size());
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const std::string& path = requests[i].target;
+    if (i >= answers.size()) {
+      errors[i] = ApiError(0, "Unreachable", "POST " + path + ": " + broken);
+      continue;
+    }
+    const http::HttpResponse& res = answers[i];
+    if (res.status >= 200 && res.status < 300) continue;
+    try {
+      if (res.status == 429) post(kind, std::move(objects[i]));
+      else throwApiError("POST", path, res, model::parseApiJson(res.body, model::ApiShape::Object));
+    } catch (const ApiError& e) {
+      errors[i] = e;
+    }
+  }
+  return errors;
+}
+
 Snapshot KubeRestClient::update(const std::string& kind, json object) {
   const auto& m = object["metadata"];
   return snapshotOf(callJson(

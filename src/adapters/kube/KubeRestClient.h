@@ -50,6 +50,10 @@ class KubeRestClient : public KubeClient {
   Snapshot create(const std::string& kind, json object) override;
   // The answer's body is decoded only when it is an error.
   void post(const std::string& kind, json object) override;
+  // Pipelined on one connection (HttpClient::pipeline); an answer 429 (the server's flow
+  // control) is posted again alone, with post()'s backoff.
+  std::vector<std::optional<ApiError>> postAll(const std::string& kind,
+                                               std::vector<json> objects) override;
   Snapshot update(const std::string& kind, json object) override;
   Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -303,6 +305,113 @@ TEST(HttpClientTest, AQuietWatchEndsAtItsIdleTimeoutOrWhenCancelled) {
     second.cancelStreams();  // until the stream has started and seen it
   }
   EXPECT_EQ(watching.get(), 200);
+}
+
+// Serves HTTP/1.1 requests one after another on each connection, answering each with its own
+// target. After `perConnection` answers, it ends the connection: with "Connection: close" on
+// the last answer (polite) or without (cut), then shuts its side and reads until the client
+// closes (no reset races the answers already sent).
+class PipelineServer {
+ public:
+  PipelineServer(int perConnection, bool polite)
+      : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
+    thread_ = std::thread([this, perConnection, polite] { serve(perConnection, polite); });
+  }
+  ~PipelineServer() {
+    stop_ = true;
+    boost::system::error_code ec;
+    tcp::socket poke(ioc_);
+    poke.connect(acceptor_.local_endpoint(), ec);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+  std::atomic<int> connections{0}, requests{0};
+
+ private:
+  void serve(int perConnection, bool polite) {
+    namespace bhttp = boost::beast::http;
+    while (true) {
+      tcp::socket s = acceptor_.accept();
+      if (stop_) return;
+      ++connections;
+      boost::beast::flat_buffer buffer;
+      boost::system::error_code ec;
+      for (int n = 1; n <= perConnection && !ec; ++n) {
+        bhttp::request<bhttp::string_body> req;
+        bhttp::read(s, buffer, req, ec);
+        if (ec) break;
+        ++requests;
+        bhttp::response<bhttp::string_body> res{bhttp::status::created, 11};
+        res.body() = std::string(req.target());
+        res.keep_alive(!(polite && n == perConnection));
+        res.prepare_payload();
+        bhttp::write(s, res, ec);
+      }
+      s.shutdown(tcp::socket::shutdown_send, ec);
+      char rest[4096];
+      while (!ec) s.read_some(asio::buffer(rest), ec);
+    }
+  }
+
+  asio::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+};
+
+std::vector<HttpRequest> posts(int n) {
+  std::vector<HttpRequest> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back({"POST", "/apis/events.k8s.io/v1/namespaces/d/events/" + std::to_string(i), "{}", {}});
+  return out;
+}
+
+std::vector<std::string> bodiesOf(const std::vector<HttpResponse>& answers) {
+  std::vector<std::string> out;
+  for (const auto& a : answers) out.push_back(a.body);
+  return out;
+}
+
+TEST(HttpClientTest, APipelineAnswersEveryRequestInOrderOnOneConnection) {
+  PipelineServer server(100, true);
+  HttpClient client(server.url(), {}, std::chrono::seconds(10));
+  std::string error;
+  auto answers = client.pipeline(posts(5), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(answers.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(answers[i].status, 201);
+    EXPECT_EQ(answers[i].body, "/apis/events.k8s.io/v1/namespaces/d/events/" + std::to_string(i));
+  }
+  EXPECT_EQ(server.connections, 1);
+}
+
+// A server that says "Connection: close" serves nothing after that answer: the requests after
+// it go again on a new connection, each served once.
+TEST(HttpClientTest, APipelineGoesOnAfterTheServerSaysConnectionClose) {
+  PipelineServer server(2, true);
+  HttpClient client(server.url(), {}, std::chrono::seconds(10));
+  std::string error;
+  auto answers = client.pipeline(posts(5), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(answers.size(), 5u);
+  EXPECT_EQ(answers[4].body, "/apis/events.k8s.io/v1/namespaces/d/events/4");
+  EXPECT_EQ(server.connections, 3);
+  EXPECT_EQ(server.requests, 5);
+}
+
+// A connection that ends without notice: the answers read are returned, the rest are reported
+// unanswered and not sent again (they may have been served).
+TEST(HttpClientTest, APipelineCutShortReportsTheRestUnanswered) {
+  PipelineServer server(2, false);
+  HttpClient client(server.url(), {}, std::chrono::seconds(10));
+  std::string error;
+  auto answers = client.pipeline(posts(5), &error);
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(bodiesOf(answers)[1], "/apis/events.k8s.io/v1/namespaces/d/events/1");
+  EXPECT_NE(error.find("no answer from " + server.url() + " to POST /apis/events.k8s.io/v1/namespaces/d/events/2"),
+            std::string::npos) << error;
+  EXPECT_EQ(server.connections, 1);
 }
 
 }  // namespace
