@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <optional>
 #include <thread>
 
 namespace rayjournal::http {
@@ -26,15 +27,40 @@ TEST(HttpClientTest, RejectsAnUnusableTlsConfiguration) {
                HttpError);
 }
 
+// A listening socket on 127.0.0.1 for a test server's thread, which accepts until stopAccepting().
+class LoopbackServer {
+ public:
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+
+ protected:
+  LoopbackServer() : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {}
+  // The next connection, or none once stopAccepting() was called.
+  std::optional<tcp::socket> accept() {
+    tcp::socket s = acceptor_.accept();
+    if (stop_) return std::nullopt;
+    return s;
+  }
+  // Ends the accept loop: a connection of its own wakes the accept() waiting for one.
+  void stopAccepting() {
+    stop_ = true;
+    boost::system::error_code ec;
+    tcp::socket poke(ioc_);
+    poke.connect(acceptor_.local_endpoint(), ec);
+  }
+
+  asio::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::atomic<bool> stop_{false};
+};
+
 // Serves one connection: reads the request head, then writes `answer` in pieces of `piece`
 // bytes, each its own TCP segment, a millisecond apart, then closes.
-class TrickleServer {
+class TrickleServer : public LoopbackServer {
  public:
-  TrickleServer(std::string answer, size_t piece) : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
+  TrickleServer(std::string answer, size_t piece) {
     thread_ = std::thread([this, answer = std::move(answer), piece] { serve(answer, piece); });
   }
   ~TrickleServer() { thread_.join(); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
 
  private:
   void serve(const std::string& answer, size_t piece) {
@@ -54,8 +80,6 @@ class TrickleServer {
     s.close(ec);
   }
 
-  asio::io_context ioc_;
-  tcp::acceptor acceptor_;
   std::thread thread_;
 };
 
@@ -130,19 +154,15 @@ TEST(HttpClientTest, AnAnswerLargerThanTheLimitIsRefusedByItsHeader) {
 // the client keeps that many idle connections), then closes them all, as an API server's or a load
 // balancer's idle timeout does; `closed` is set then. Later connections are answered one request
 // each and counted.
-class IdleClosingServer {
+class IdleClosingServer : public LoopbackServer {
  public:
-  explicit IdleClosingServer(int pooled) : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
+  explicit IdleClosingServer(int pooled) {
     thread_ = std::thread([this, pooled] { serve(pooled); });
   }
   ~IdleClosingServer() {
-    stop_ = true;
-    boost::system::error_code ec;
-    tcp::socket poke(ioc_);
-    poke.connect(acceptor_.local_endpoint(), ec);  // ends the accept loop
+    stopAccepting();
     thread_.join();
   }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
   std::promise<void> closed;
   std::atomic<int> laterConnections{0};
 
@@ -160,8 +180,9 @@ class IdleClosingServer {
     for (auto& s : first) s.close(ec);
     closed.set_value();
     while (true) {
-      tcp::socket s = acceptor_.accept();
-      if (stop_) return;
+      std::optional<tcp::socket> next = accept();
+      if (!next) return;
+      tcp::socket s = std::move(*next);
       ++laterConnections;
       asio::streambuf request;
       asio::read_until(s, request, "\r\n\r\n", ec);
@@ -171,10 +192,7 @@ class IdleClosingServer {
     }
   }
 
-  asio::io_context ioc_;
-  tcp::acceptor acceptor_;
   std::thread thread_;
-  std::atomic<bool> stop_{false};
 };
 
 // The API server closed every pooled connection while the operator was idle: the next request
@@ -194,19 +212,15 @@ TEST(HttpClientTest, IdleConnectionsTheServerClosedAreNotUsed) {
 
 // Accepts connections and reads what comes, but never answers: a hung API server or dashboard.
 // Records the first request's bytes as they arrived.
-class SilentServer {
+class SilentServer : public LoopbackServer {
  public:
-  SilentServer() : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
+  SilentServer() {
     thread_ = std::thread([this] { serve(); });
   }
   ~SilentServer() {
-    stop_ = true;
-    boost::system::error_code ec;
-    tcp::socket poke(ioc_);
-    poke.connect(acceptor_.local_endpoint(), ec);
+    stopAccepting();
     thread_.join();
   }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
   std::promise<std::string> firstRequest;
 
  private:
@@ -214,8 +228,9 @@ class SilentServer {
     std::vector<tcp::socket> held;  // open and unanswered until the server ends
     bool first = true;
     while (true) {
-      tcp::socket s = acceptor_.accept();
-      if (stop_) return;
+      std::optional<tcp::socket> next = accept();
+      if (!next) return;
+      tcp::socket s = std::move(*next);
       boost::system::error_code ec;
       asio::streambuf request;
       size_t head = asio::read_until(s, request, "\r\n\r\n", ec);
@@ -231,10 +246,7 @@ class SilentServer {
     }
   }
 
-  asio::io_context ioc_;
-  tcp::acceptor acceptor_;
   std::thread thread_;
-  std::atomic<bool> stop_{false};
 };
 
 // What goes on the wire: the request line, Host, User-Agent, the caller's headers, the body's
@@ -245,7 +257,6 @@ TEST(HttpClientTest, ARequestGoesOutAsItsHeadAndBody) {
   EXPECT_THROW(client.request("PUT", "/apis/ray.io/v1/namespaces/d/rayjobs/a/status", R"({"a":1})",
                               {{"Content-Type", "application/json"}}),
                HttpError);
-  auto port = server.url().substr(server.url().rfind(':') + 1);
   EXPECT_EQ(server.firstRequest.get_future().get(),
             "PUT /apis/ray.io/v1/namespaces/d/rayjobs/a/status HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             "User-Agent: rayjournal\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n"
@@ -311,28 +322,24 @@ TEST(HttpClientTest, AQuietWatchEndsAtItsIdleTimeoutOrWhenCancelled) {
 // target. After `perConnection` answers, it ends the connection: with "Connection: close" on
 // the last answer (polite) or without (cut), then shuts its side and reads until the client
 // closes (no reset races the answers already sent).
-class PipelineServer {
+class PipelineServer : public LoopbackServer {
  public:
-  PipelineServer(int perConnection, bool polite)
-      : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
+  PipelineServer(int perConnection, bool polite) {
     thread_ = std::thread([this, perConnection, polite] { serve(perConnection, polite); });
   }
   ~PipelineServer() {
-    stop_ = true;
-    boost::system::error_code ec;
-    tcp::socket poke(ioc_);
-    poke.connect(acceptor_.local_endpoint(), ec);
+    stopAccepting();
     thread_.join();
   }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
   std::atomic<int> connections{0}, requests{0};
 
  private:
   void serve(int perConnection, bool polite) {
     namespace bhttp = boost::beast::http;
     while (true) {
-      tcp::socket s = acceptor_.accept();
-      if (stop_) return;
+      std::optional<tcp::socket> next = accept();
+      if (!next) return;
+      tcp::socket s = std::move(*next);
       ++connections;
       boost::beast::flat_buffer buffer;
       boost::system::error_code ec;
@@ -353,10 +360,7 @@ class PipelineServer {
     }
   }
 
-  asio::io_context ioc_;
-  tcp::acceptor acceptor_;
   std::thread thread_;
-  std::atomic<bool> stop_{false};
 };
 
 std::vector<HttpRequest> posts(int n) {
