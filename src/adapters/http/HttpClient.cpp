@@ -179,17 +179,20 @@ void HttpClient::give(std::unique_ptr<Connection> connection) {
 // The request's head, and its body when it has one, as the bytes that go on the wire.
 std::string HttpClient::requestHead(const std::string& method, const std::string& target,
                                     const Headers& headers, const std::string* body) const {
-  auto refuseBreak = [&](const std::string& what, const std::string& value) {
-    if (value.find_first_of("\r\n") != std::string::npos)
-      throw HttpError(method + " " + baseUrl_ + ": the " + what + " has a line break");
+  // The message is built only for a refusal: this runs for every request.
+  auto hasBreak = [](const std::string& text) {
+    return text.find_first_of("\r\n") != std::string::npos;
   };
-  refuseBreak("target", target);
+  auto refuse = [&](const std::string& what) {
+    throw HttpError(method + " " + baseUrl_ + ": the " + what + " has a line break");
+  };
+  if (hasBreak(target)) refuse("target");
   std::string text;
   text.reserve(160 + target.size() + (body ? body->size() : 0));
   text.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ").append(host_);
   text.append("\r\nUser-Agent: rayjournal\r\n");
   for (const auto& [name, value] : headers) {
-    refuseBreak("header " + name, name + value);
+    if (hasBreak(name) || hasBreak(value)) refuse("header " + name);
     text.append(name).append(": ").append(value).append("\r\n");
   }
   if (body) text.append("Content-Length: ").append(std::to_string(body->size())).append("\r\n");
