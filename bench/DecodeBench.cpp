@@ -151,6 +151,47 @@ nlohmann::json timeDocuments(const std::vector<std::string>& events, int repeat)
           {"documents_not_equal", unequal}};
 }
 
+// A packed kind's watch event to what the informer cache keeps (the object's CBOR) and what its
+// listeners hear: the whole document, then its encoding (before), against model::splitWatchEvent
+// (the encoding straight from simdjson's index, and a document of the head alone). Each pass
+// also destroys what it built, as the operator does after the listeners ran.
+nlohmann::json timeCacheEntries(const std::vector<std::string>& events, int repeat) {
+  auto best = [&](auto&& decode) {
+    double seconds = std::numeric_limits<double>::max();
+    for (int pass = 0; pass < std::max(1, repeat); ++pass) {
+      auto start = std::chrono::steady_clock::now();
+      for (const auto& e : events) decode(e);
+      seconds = std::min(
+          seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return seconds * 1e9 / double(events.size());
+  };
+  size_t unequal = 0, split = 0;
+  for (const auto& e : events) {
+    nlohmann::json whole = model::parseApiJson(e, model::ApiShape::WatchEvent)["object"];
+    whole["kind"] = "Recorded";
+    model::SplitWatchEvent event;
+    split += model::splitWatchEvent(e, "Recorded", event);
+    unequal += nlohmann::json::from_cbor(event.objectCbor) != whole;
+  }
+  const double documentNs = best([](const std::string& e) {
+    nlohmann::json doc = model::parseApiJson(e, model::ApiShape::WatchEvent);
+    doc["object"]["kind"] = "Recorded";
+    const auto bytes = nlohmann::json::to_cbor(doc["object"]);
+    return bytes.size();
+  });
+  const double splitNs = best([](const std::string& e) {
+    model::SplitWatchEvent event;
+    model::splitWatchEvent(e, "Recorded", event);
+    return event.objectCbor.size();
+  });
+  return {{"document_then_cbor_ns_per_event", documentNs},
+          {"split_ns_per_event", splitNs},
+          {"split_over_document_time", splitNs / documentNs},
+          {"events_split", split},
+          {"encodings_not_equal", unequal}};
+}
+
 }  // namespace
 
 nlohmann::json runDecode(const DecodeOptions& options) {
@@ -185,7 +226,8 @@ nlohmann::json runDecode(const DecodeOptions& options) {
           {"simdjson_ondemand", simd},
           {"sax_over_dom_time", sax["ns_per_event"].get<double>() / domNs},
           {"simdjson_over_dom_time", simd["ns_per_event"].get<double>() / domNs},
-          {"documents", documents}};
+          {"documents", documents},
+          {"cache_entries", timeCacheEntries(events, options.repeat)}};
 }
 
 }  // namespace rayjournal::bench

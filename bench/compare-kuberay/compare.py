@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -139,6 +140,18 @@ class Operator:
         self.account()
         self.proc.stop()
 
+    def reconciles(self):
+        """rayjournal's RayJob reconciles so far in this incarnation (its /metrics), or None."""
+        if self.name != "rayjournal":
+            return None
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("rayjournal_reconciles_total"))
+
 
 def audit_counts(path):
     """The operator's requests from the audit log: {"verb resource[/sub]": n}."""
@@ -208,6 +221,7 @@ def one_run(args, operator, mode, n, base):
         window = time.monotonic() - window
         cpu = {k: round(cpu_seconds(p.proc.pid) - cpu0[k], 2) for k, p in others.items()}
         apiserver_cpu = cpu["apiserver"]
+        reconciles = op.reconciles()
         op.stop()
         result = read_json(out)
         if result is None:
@@ -229,6 +243,8 @@ def one_run(args, operator, mode, n, base):
                    "all_processes_cpu_seconds": round(everything, 1),
                    "machine_busy_percent": round(100 * everything / (wall * (os.cpu_count() or 1)), 0),
                    "api_requests": requests, "api_requests_per_rayjob": round(total / n, 2)})
+    if reconciles is not None and not args.kills:  # one incarnation's count: only without kills
+        result["operator_rayjob_reconciles_per_rayjob"] = round(reconciles / n, 2)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return result

@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "model/CborWriter.h"
+
 namespace rayjournal::model {
 namespace {
 
@@ -107,18 +109,79 @@ json parsedByNlohmann(std::string_view bytes, ApiShape shape) {
   return doc;
 }
 
+// The parser this thread keeps, or for large bytes one of their own held by `own`.
+dom::parser& parserFor(std::string_view bytes, std::unique_ptr<dom::parser>& own) {
+  thread_local dom::parser kept;
+  if (bytes.size() <= kKeptParserBytes) return kept;
+  own = std::make_unique<dom::parser>();
+  return *own;
+}
+
+void writeMetadata(CborWriter& cbor, dom::element metadata) {
+  dom::object members;
+  if (metadata.get_object().get(members) != simdjson::SUCCESS) return cbor.value(metadata);
+  uint64_t kept = 0;
+  for (dom::key_value_pair field : members) kept += field.key != "managedFields";
+  cbor.head(CborWriter::Major::Map, kept);
+  for (dom::key_value_pair field : members) {
+    if (field.key == "managedFields") continue;
+    cbor.text(field.key);
+    cbor.value(field.value);
+  }
+}
+
+// Every member into the encoding, all but spec into the head; kind replaced in both.
+void splitObject(dom::object object, std::string_view kind, size_t bytes, SplitWatchEvent& out) {
+  uint64_t members = 1;  // kind, written last
+  for (dom::key_value_pair field : object) members += field.key != "kind";
+  CborWriter cbor(bytes);
+  cbor.head(CborWriter::Major::Map, members);
+  out.head = json::object();
+  json::object_t& head = out.head.get_ref<json::object_t&>();
+  for (dom::key_value_pair field : object) {
+    if (field.key == "kind") continue;
+    cbor.text(field.key);
+    const Role role = roleOfMember(Role::ApiObject, field.key);
+    role == Role::Metadata ? writeMetadata(cbor, field.value) : cbor.value(field.value);
+    if (field.key != "spec") head.insert_or_assign(std::string(field.key), build(field.value, role));
+  }
+  cbor.text("kind");
+  cbor.text(kind);
+  head.insert_or_assign("kind", std::string(kind));
+  out.objectCbor = cbor.take();
+}
+
 }  // namespace
 
-bool buildApiJson(std::string_view bytes, ApiShape shape, json& out) {
-  thread_local dom::parser kept;
+bool splitWatchEvent(std::string_view bytes, std::string_view kind, SplitWatchEvent& out) {
   std::unique_ptr<dom::parser> own;
-  dom::parser* parser = &kept;
-  if (bytes.size() > kKeptParserBytes) {
-    own = std::make_unique<dom::parser>();
-    parser = own.get();
-  }
   dom::element root;
-  if (parser->parse(bytes.data(), bytes.size(), true).get(root) != simdjson::SUCCESS) return false;
+  if (parserFor(bytes, own).parse(bytes.data(), bytes.size(), true).get(root) !=
+      simdjson::SUCCESS)
+    return false;
+  dom::object event;
+  if (root.get_object().get(event) != simdjson::SUCCESS) return false;
+  std::string_view type;
+  dom::object object;
+  bool hasObject = false;
+  for (dom::key_value_pair field : event) {  // the last of a repeated key, as the document
+    if (field.key == "type" && field.value.get_string().get(type) != simdjson::SUCCESS) type = {};
+    if (field.key == "object")
+      hasObject = field.value.get_object().get(object) == simdjson::SUCCESS;
+  }
+  if (!hasObject || (type != "ADDED" && type != "MODIFIED" && type != "DELETED")) return false;
+  out.type = type;
+  splitObject(object, kind, bytes.size(), out);
+  auto meta = out.head.find("metadata");
+  return meta != out.head.end() && meta->is_object();
+}
+
+bool buildApiJson(std::string_view bytes, ApiShape shape, json& out) {
+  std::unique_ptr<dom::parser> own;
+  dom::element root;
+  if (parserFor(bytes, own).parse(bytes.data(), bytes.size(), true).get(root) !=
+      simdjson::SUCCESS)
+    return false;
   out = build(root, rootRole(shape));
   return true;
 }

@@ -14,7 +14,9 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace rayjournal::model {
 
@@ -34,5 +36,20 @@ nlohmann::json parseApiJson(std::string_view bytes, ApiShape shape);
 
 // The simdjson path alone: false, and `out` untouched, when simdjson refuses the bytes.
 bool buildApiJson(std::string_view bytes, ApiShape shape, nlohmann::json& out);
+
+// A watch event split for a cache that keeps its objects encoded, from one parse and one walk:
+// the handlers get the object's head, the cache its encoding, and no document of its spec (most
+// of its bytes) is ever built.
+struct SplitWatchEvent {
+  std::string type;                 // ADDED, MODIFIED or DELETED
+  nlohmann::json head;              // the object less its spec, as parseApiJson builds it
+  std::vector<uint8_t> objectCbor;  // the whole object as parseApiJson builds it, as CBOR
+};
+
+// The event's object gets `kind` as its kind in both. false, and `out` unspecified, when
+// simdjson refuses the bytes or they are not an ADDED, MODIFIED or DELETED event whose object
+// has a metadata object: the caller then parses them as before (BOOKMARK and ERROR events, and
+// what is malformed, take that path).
+bool splitWatchEvent(std::string_view bytes, std::string_view kind, SplitWatchEvent& out);
 
 }  // namespace rayjournal::model

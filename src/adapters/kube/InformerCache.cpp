@@ -78,9 +78,17 @@ Snapshot InformerCache::Store::read(const Entry& entry) const {
 void InformerCache::start(std::chrono::milliseconds timeout) {
   for (auto& [kind, store] : stores_) {
     std::string k = kind;
-    inner_.watchPacked(k, [this, k](WatchEventType type, const Snapshot& o, const Packed& p) {
-      onEvent(k, type, o, p);
-    });
+    // Only a packed kind kept whole takes the inner client's encoding, and with it events
+    // whose snapshot may be the object's head alone (watchPacked): a transform needs the
+    // whole object, and so does an unpacked kind's store.
+    if (store.options.packed && !store.options.transform)
+      inner_.watchPacked(k, [this, k](WatchEventType type, const Snapshot& o, const Packed& p) {
+        onEvent(k, type, o, p);
+      });
+    else
+      inner_.watchSnapshots(k, [this, k](WatchEventType type, const Snapshot& o) {
+        onEvent(k, type, o, nullptr);
+      });
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!inner_.watchesSynced()) {
@@ -137,8 +145,7 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
                             const Packed& encoded) {
   const Transform& transform = stores_.at(kind).options.transform;  // fixed after construction
   Snapshot object = transform && whole ? transform(whole) : whole;
-  // The inner client's encoding is of the whole object: not what a transform keeps.
-  const Packed kept = transform ? nullptr : encoded;
+  const Packed& kept = encoded;  // only for a packed kind without a transform (start())
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);

@@ -5,7 +5,9 @@
 // Guarantees: start() returns once every cached kind delivered its first complete list; a write
 // through this client updates the cache with the server's answer at once (read-your-writes);
 // an older resourceVersion from the watch never replaces a newer cached object; watch()
-// listeners see Added for every cached object, then every change, in order per kind. getLive()
+// listeners see Added for every cached object, then every change, in order per kind; for a packed
+// kind without a transform, an event's object may be only its head (all of it but its spec;
+// KubeClient::watchPacked), while get() and list() return it whole. getLive()
 // and uncached kinds go to the inner client. Thread-safe.
 #pragma once
 

@@ -118,8 +118,10 @@ class KubeClient {
     });
   }
   // watchSnapshots() that also hands over the object's CBOR encoding when the implementation
-  // keeps one (the simulated API server stores objects so), for a cache to keep instead of
-  // encoding the object again; by default the encoding is null.
+  // has one (the simulated API server stores objects so; the REST client decodes the wire into
+  // one), for a cache to keep instead of encoding the object again; by default it is null.
+  // When the encoding is not null it is the whole object, and the snapshot may be only the
+  // object's head: all of it but its spec.
   virtual void watchPacked(const std::string& kind, PackedCallback callback) {
     watchSnapshots(kind, [callback = std::move(callback)](WatchEventType type,
                                                           const Snapshot& object) {

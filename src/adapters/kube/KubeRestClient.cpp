@@ -322,11 +322,25 @@ void KubeRestClient::watch(const std::string& kind, WatchCallback callback) {
 }
 
 void KubeRestClient::watchSnapshots(const std::string& kind, SnapshotCallback callback) {
+  startWatches(
+      kind,
+      [callback = std::move(callback)](WatchEventType type, const Snapshot& o, const Packed&) {
+        callback(type, o);
+      },
+      false);
+}
+
+void KubeRestClient::watchPacked(const std::string& kind, PackedCallback callback) {
+  startWatches(kind, std::move(callback), true);
+}
+
+void KubeRestClient::startWatches(const std::string& kind, PackedCallback callback, bool split) {
   std::vector<std::string> namespaces = options_.watchNamespaces;
   if (namespaces.empty()) namespaces.push_back("");
   for (const std::string& ns : namespaces) {
     ++unsyncedWatches_;
-    watchers_.emplace_back([this, kind, ns, callback] { watchLoop(kind, ns, callback); });
+    watchers_.emplace_back(
+        [this, kind, ns, callback, split] { watchLoop(kind, ns, callback, split); });
   }
 }
 
@@ -352,7 +366,7 @@ json finalStateUnknown(const std::string& kind, const std::string& apiVersion,
 }  // namespace
 
 std::string KubeRestClient::relist(const std::string& kind, const std::string& ns,
-                                   KnownObjects& known, const SnapshotCallback& callback) {
+                                   KnownObjects& known, const PackedCallback& callback) {
   std::string path = resourcePath(kind, ns);
   if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())
     path += "?labelSelector=" + percentEncode(it->second);
@@ -366,24 +380,52 @@ std::string KubeRestClient::relist(const std::string& kind, const std::string& n
   for (const auto& [key, resourceVersion] : known) {
     if (!now.count(key))
       callback(WatchEventType::Deleted,
-               std::make_shared<const json>(finalStateUnknown(kind, doc.value("apiVersion", ""),
-                                                              key, resourceVersion)));
+               std::make_shared<const json>(
+                   finalStateUnknown(kind, doc.value("apiVersion", ""), key, resourceVersion)),
+               nullptr);
   }
   for (auto& item : doc["items"]) {
     auto it = known.find(objectKey(item));
     if (it == known.end()) {
-      callback(WatchEventType::Added, std::make_shared<const json>(std::move(item)));
+      callback(WatchEventType::Added, std::make_shared<const json>(std::move(item)), nullptr);
     } else if (it->second != versionOf(item)) {
-      callback(WatchEventType::Modified, std::make_shared<const json>(std::move(item)));
+      callback(WatchEventType::Modified, std::make_shared<const json>(std::move(item)), nullptr);
     }
   }
   known = std::move(now);
   return doc["metadata"].value("resourceVersion", "");
 }
 
+void KubeRestClient::delivered(WatchEventType type, const std::string& key,
+                               const std::string& resourceVersion, WatchState& w) {
+  if (type == WatchEventType::Deleted)
+    w.known.erase(key);
+  else
+    w.known.insert_or_assign(key, resourceVersion);
+  w.failures = 0;
+  w.delivered = true;
+}
+
+bool KubeRestClient::onSplitLine(const std::string& kind, const std::string& line, WatchState& w,
+                                 const PackedCallback& callback) {
+  model::SplitWatchEvent event;
+  if (!model::splitWatchEvent(line, kind, event)) return false;
+  const std::string rv = versionOf(event.head);
+  if (!rv.empty()) w.resourceVersion = rv;
+  const std::string key = objectKey(event.head);
+  WatchEventType type = event.type == "DELETED" ? WatchEventType::Deleted
+                        : w.known.count(key)    ? WatchEventType::Modified
+                                                : WatchEventType::Added;
+  delivered(type, key, rv, w);
+  callback(type, std::make_shared<const json>(std::move(event.head)),
+           std::make_shared<const std::vector<uint8_t>>(std::move(event.objectCbor)));
+  return true;
+}
+
 bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
-                                 const SnapshotCallback& callback) {
+                                 const PackedCallback& callback) {
   if (stopping_) return false;
+  if (w.split && onSplitLine(kind, line, w, callback)) return true;
   json event = model::parseApiJson(line, model::ApiShape::WatchEvent);
   std::string type = event.is_object() && event["type"].is_string() ? event["type"] : "";
   bool known = type == "ADDED" || type == "MODIFIED" || type == "DELETED" ||
@@ -403,22 +445,17 @@ bool KubeRestClient::onWatchLine(const std::string& kind, const std::string& lin
   if (!rv.empty()) w.resourceVersion = rv;
   if (type == "BOOKMARK") return true;
   o["kind"] = kind;
-  std::string key = objectKey(o);
-  if (type == "DELETED") {
-    w.known.erase(key);
-    callback(WatchEventType::Deleted, std::make_shared<const json>(std::move(o)));
-  } else {
-    bool added = w.known.insert_or_assign(key, versionOf(o)).second;
-    callback(added ? WatchEventType::Added : WatchEventType::Modified,
-             std::make_shared<const json>(std::move(o)));
-  }
-  w.failures = 0;
-  w.delivered = true;
+  const std::string key = objectKey(o);
+  WatchEventType change = type == "DELETED" ? WatchEventType::Deleted
+                          : w.known.count(key) ? WatchEventType::Modified
+                                               : WatchEventType::Added;
+  delivered(change, key, versionOf(o), w);
+  callback(change, std::make_shared<const json>(std::move(o)), nullptr);
   return true;
 }
 
 void KubeRestClient::streamOnce(const std::string& kind, const std::string& selector,
-                                WatchState& w, const SnapshotCallback& callback) {
+                                WatchState& w, const PackedCallback& callback) {
   std::string target = resourcePath(kind, w.ns) +
                        "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
                        std::to_string(options_.watchTimeoutSeconds) +
@@ -451,9 +488,11 @@ void KubeRestClient::streamOnce(const std::string& kind, const std::string& sele
   }
 }
 
-void KubeRestClient::watchLoop(std::string kind, std::string ns, SnapshotCallback callback) {
+void KubeRestClient::watchLoop(std::string kind, std::string ns, PackedCallback callback,
+                               bool split) {
   WatchState w;
   w.ns = std::move(ns);
+  w.split = split;
   bool synced = false;
   std::string selector;
   if (auto it = options_.watchSelectors.find(kind); it != options_.watchSelectors.end())

@@ -61,6 +61,10 @@ class KubeRestClient : public KubeClient {
   void watch(const std::string& kind, WatchCallback callback) override;
   // Each decoded object is moved into its snapshot: no copy per event.
   void watchSnapshots(const std::string& kind, SnapshotCallback callback) override;
+  // Each watch event's object is decoded once, straight into its encoding (model::
+  // splitWatchEvent), and the snapshot is only its head: no document of its spec is built. The
+  // objects of a list, and an event simdjson refuses, are parsed whole and their encoding is null.
+  void watchPacked(const std::string& kind, PackedCallback callback) override;
   std::string specManager(const std::string& kind, const std::string& ns,
                           const std::string& name) override;
 
@@ -89,7 +93,9 @@ class KubeRestClient : public KubeClient {
   [[noreturn]] void throwApiError(const std::string& method, const std::string& path,
                                   const http::HttpResponse& res, const json& doc);
   http::Headers authHeaders();
-  void watchLoop(std::string kind, std::string ns, SnapshotCallback callback);
+  // split: the events' objects as heads with their encoding (watchPacked), or whole.
+  void startWatches(const std::string& kind, PackedCallback callback, bool split);
+  void watchLoop(std::string kind, std::string ns, PackedCallback callback, bool split);
   // What a watch remembers of each object it delivered: its resourceVersion, which a relist
   // compares. An object a relist no longer lists gets a Deleted event that only names it
   // (isFinalStateUnknown); the informer cache in front delivers its last state.
@@ -104,6 +110,7 @@ class KubeRestClient : public KubeClient {
     bool delivered = false;   // the current stream delivered an event
     int fruitless = 0;        // streams in a row that ended quickly or 410 without an event
     std::string malformed;    // a line that is not a watch event: drop the stream, relist
+    bool split = false;       // see startWatches
   };
   // Pauses before the next stream when streams keep ending without an event (a server that
   // answers 410 forever, or closes each watch at once); false when stopping.
@@ -111,13 +118,18 @@ class KubeRestClient : public KubeClient {
                                  std::chrono::steady_clock::duration lasted);
   // One line of a watch stream; false ends the stream.
   bool onWatchLine(const std::string& kind, const std::string& line, WatchState& w,
-                   const SnapshotCallback& callback);
+                   const PackedCallback& callback);
+  // An event of w.split's form; false when the line must take onWatchLine's whole path.
+  bool onSplitLine(const std::string& kind, const std::string& line, WatchState& w,
+                   const PackedCallback& callback);
+  void delivered(WatchEventType type, const std::string& key, const std::string& resourceVersion,
+                 WatchState& w);
   // One watch request from w.resourceVersion; throws ApiError on a failed stream.
   void streamOnce(const std::string& kind, const std::string& selector, WatchState& w,
-                  const SnapshotCallback& callback);
+                  const PackedCallback& callback);
   // Lists and reconciles the known set; returns the list's resourceVersion.
   std::string relist(const std::string& kind, const std::string& ns, KnownObjects& known,
-                     const SnapshotCallback& callback);
+                     const PackedCallback& callback);
   bool sleepUnlessStopped(std::chrono::milliseconds d);
 
   KubeConfig config_;

@@ -118,7 +118,8 @@ Packed encodingOf(const json& o) {
 }
 
 // A packed kind keeps the bytes the inner client handed over instead of encoding the object
-// again (one encoding, shared with the server); a kind with a transform encodes what it keeps.
+// again (one encoding, shared with the server); a kind with a transform asks for whole objects
+// (the snapshot beside an encoding may be only the head) and encodes what it keeps.
 TEST(InformerCacheTest, APackedKindKeepsTheInnerClientsEncoding) {
   ManualClock clock;
   sim::SimKube server(clock);
@@ -126,7 +127,9 @@ TEST(InformerCacheTest, APackedKindKeepsTheInnerClientsEncoding) {
   InformerCache cache(hand, {"RayJob", "Pod"},
                       {{"RayJob", {nullptr, true}}, {"Pod", {dropSpec, true}}});
   cache.start(std::chrono::seconds(5));
-  ASSERT_EQ(hand.deliverPacked.size(), 2u);
+  ASSERT_EQ(hand.deliverPacked.size(), 1u) << "only the kind kept whole takes encodings";
+  ASSERT_TRUE(hand.deliverPacked.count("RayJob"));
+  ASSERT_TRUE(hand.deliver) << "the transformed kind watches whole objects";
   json job = object("a");
   job["metadata"]["resourceVersion"] = "5";
   json marked = job;
@@ -136,13 +139,35 @@ TEST(InformerCacheTest, APackedKindKeepsTheInnerClientsEncoding) {
   EXPECT_EQ((*cache.get("RayJob", "ns", "a"))["spec"]["x"], 7);
   hand.deliverPacked["RayJob"](WatchEventType::Added, std::make_shared<const json>(job), nullptr);
   EXPECT_EQ((*cache.get("RayJob", "ns", "a"))["spec"]["x"], 7) << "the same version is kept";
-  hand.deliverPacked["Pod"](WatchEventType::Added, std::make_shared<const json>(object("p")),
-                            encodingOf(marked));
+  hand.deliver(WatchEventType::Added, object("p"));
   auto found = cache.get("Pod", "ns", "p");
   ASSERT_TRUE(found);
   json pod = *found;
   EXPECT_FALSE(pod.contains("spec")) << pod.dump();
   EXPECT_EQ(pod["metadata"]["name"], "p");
+}
+
+// The REST client hands a packed kind's events over as the object's head and its encoding:
+// listeners hear the head, readers get the whole object.
+TEST(InformerCacheTest, ListenersHearTheHeadAndReadersGetTheWholeObject) {
+  ManualClock clock;
+  sim::SimKube server(clock);
+  HandDeliveredPacks hand(server);
+  InformerCache cache(hand, {"RayJob"}, {{"RayJob", {nullptr, true}}});
+  std::vector<json> heard;
+  cache.watch("RayJob", [&](WatchEventType, const json& o) { heard.push_back(o); });
+  cache.start(std::chrono::seconds(5));
+  json whole = object("a");
+  whole["metadata"]["resourceVersion"] = "5";
+  whole["spec"]["entrypoint"] = "python x.py";
+  json head = whole;
+  head.erase("spec");
+  hand.deliverPacked["RayJob"](WatchEventType::Added, std::make_shared<const json>(head),
+                               encodingOf(whole));
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(heard[0], head);
+  EXPECT_EQ(*cache.get("RayJob", "ns", "a"), whole);
+  EXPECT_EQ(cache.list("RayJob", "ns"), std::vector<json>{whole});
 }
 
 TEST(InformerCacheTest, AnOlderVersionNeverReplacesANewerOne) {

@@ -188,6 +188,47 @@ TEST(KubeRestClientTest, ARelistReportsAVanishedObjectWithItsOwnersAndLabels) {
   EXPECT_EQ((*gone)["kind"], "Pod");
 }
 
+// A packed kind's watch events are decoded straight into the cache's encoding: what the cache
+// returns is the whole object less its managedFields, what its listeners hear is the head.
+TEST(KubeRestClientTest, AWatchedPackedKindIsCachedWholeAndHeardAsItsHead) {
+  RuleServer server([](bool watch) {
+    if (!watch) return Scripted{200, kEmptyList};
+    return Scripted{200, R"({"type":"ADDED","object":{"apiVersion":"ray.io/v1","kind":"RayJob",)"
+                         R"("metadata":{"name":"a","namespace":"n","resourceVersion":"8",)"
+                         R"("managedFields":[{"manager":"kubectl"}]},)"
+                         R"("spec":{"entrypoint":"python x.py"},"status":{"jobStatus":"RUNNING"}}})"
+                         "\n"};
+  });
+  KubeConfig c;
+  c.server = server.url();
+  c.token = "t";
+  KubeRestClient client(c, KubeRestOptions{});
+  InformerCache cache(client, {"RayJob"}, {{"RayJob", {nullptr, true}}});
+  std::mutex mu;
+  std::condition_variable heardCv;
+  std::optional<json> heard;
+  cache.watch("RayJob", [&](WatchEventType, const json& o) {
+    std::lock_guard lock(mu);
+    if (!heard) heard = o;
+    heardCv.notify_all();
+  });
+  cache.start(std::chrono::seconds(10));
+  std::unique_lock lock(mu);
+  heardCv.wait_for(lock, std::chrono::seconds(10), [&] { return heard.has_value(); });
+  lock.unlock();
+  auto cached = cache.get("RayJob", "n", "a");
+  client.stopWatches();
+  ASSERT_TRUE(heard) << "no event";
+  EXPECT_FALSE(heard->contains("spec")) << heard->dump();
+  EXPECT_EQ((*heard)["status"]["jobStatus"], "RUNNING");
+  EXPECT_EQ((*heard)["metadata"]["name"], "a");
+  ASSERT_TRUE(cached);
+  EXPECT_EQ((*cached)["spec"]["entrypoint"], "python x.py");
+  EXPECT_EQ((*cached)["kind"], "RayJob");
+  EXPECT_EQ((*cached)["metadata"]["resourceVersion"], "8");
+  EXPECT_FALSE((*cached)["metadata"].contains("managedFields"));
+}
+
 KubeRestClient clientFor(const ScriptedServer& server) {
   KubeConfig c;
   c.server = server.url();

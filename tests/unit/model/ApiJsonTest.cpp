@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <fstream>
+#include <limits>
 
 namespace rayjournal::model {
 namespace {
@@ -86,6 +88,102 @@ TEST(ApiJsonTest, ADocumentPastTheKeptParserSizeParsesWithAParserOfItsOwn) {
   ASSERT_TRUE(buildApiJson(bytes, ApiShape::List, got));
   EXPECT_EQ(got, json::parse(bytes));
   EXPECT_EQ(parseApiJson(R"({"small":1})", ApiShape::Plain)["small"], 1);
+}
+
+// The object as parseApiJson builds it, with the kind a watch gives it.
+json objectOf(const std::string& eventBytes, const std::string& kind) {
+  json object = parseApiJson(eventBytes, ApiShape::WatchEvent)["object"];
+  object["kind"] = kind;
+  return object;
+}
+
+// The cache keeps the encoding and the handlers read the head: the first must be the whole
+// document, the second all of it but the spec, on every event a real API server sent.
+TEST(ApiJsonTest, ASplitEventIsTheWholeDocumentEncodedAndItsHeadWithoutTheSpec) {
+  std::ifstream in(std::string(RAYJOURNAL_SOURCE_DIR) + "/bench/data/watch-stream.jsonl");
+  ASSERT_TRUE(in);
+  int events = 0;
+  for (std::string line; std::getline(in, line); ++events) {
+    SplitWatchEvent split;
+    ASSERT_TRUE(splitWatchEvent(line, "Recorded", split)) << line.substr(0, 200);
+    const json whole = objectOf(line, "Recorded");
+    EXPECT_EQ(split.type, json::parse(line)["type"]);
+    ASSERT_EQ(json::from_cbor(split.objectCbor), whole) << line.substr(0, 200);
+    json head = whole;
+    head.erase("spec");
+    ASSERT_EQ(split.head, head) << line.substr(0, 200);
+    EXPECT_LT(split.objectCbor.size(), line.size()) << "managedFields were encoded";
+  }
+  EXPECT_GE(events, 50);
+}
+
+std::string eventWith(const std::string& spec) {
+  return R"({"type":"MODIFIED","object":{"kind":"Other","metadata":{"name":"a",)"
+         R"("managedFields":[{"manager":"m"}],"resourceVersion":"3"},"spec":)" +
+         spec + R"(,"status":{"phase":"Running"}}})";
+}
+
+// Every width of every CBOR head (integers, string lengths, counts) reads back as the document.
+TEST(ApiJsonTest, ASplitEncodingReadsBackEveryNumberStringAndNestingAsTheDocument) {
+  json values = json::array();
+  const uint64_t unsignedOnes[] = {0,          23,         24,
+                                   255,        256,        65535,
+                                   65536,      4294967295, 4294967296,
+                                   uint64_t(std::numeric_limits<int64_t>::max()),
+                                   std::numeric_limits<uint64_t>::max()};
+  const int64_t negativeOnes[] = {-1,     -24,    -25, -256, -257, -65537,
+                                  std::numeric_limits<int64_t>::min()};
+  const double doubles[] = {0.5, -1e300, 1e-300, 3.0, 1.7976931348623157e308};
+  const size_t lengths[] = {0, 23, 24, 255, 256, 70000};
+  for (uint64_t v : unsignedOnes) values.push_back(v);
+  for (int64_t v : negativeOnes) values.push_back(v);
+  for (double v : doubles) values.push_back(v);
+  for (size_t n : lengths) values.push_back(std::string(n, 'x'));
+  values.push_back(json::array({true, false, nullptr, json::object(), json::array()}));
+  json many = json::object();
+  for (int i = 0; i < 300; ++i) many["k" + std::to_string(i)] = i;
+  values.push_back(many);
+  // Escapes simdjson must unescape, the surrogate pair to one 4-byte character.
+  const std::string bytes =
+      eventWith(R"({"u":"caf\u00e9 \ud83d\ude00 \" \n\t\/","v":)" + values.dump() + "}");
+  SplitWatchEvent split;
+  ASSERT_TRUE(splitWatchEvent(bytes, "RayJob", split));
+  const json whole = objectOf(bytes, "RayJob");
+  EXPECT_EQ(json::from_cbor(split.objectCbor), whole);
+  const json spec = json::from_cbor(split.objectCbor)["spec"];
+  EXPECT_EQ(spec["v"], values);
+  EXPECT_EQ(spec["u"], "caf\u00e9 \U0001F600 \" \n\t/");
+  for (size_t i = 0; i < values.size(); ++i)  // unsigned stays unsigned, negative signed
+    EXPECT_EQ(spec["v"][i].type(), values[i].type()) << i;
+  EXPECT_FALSE(split.head.contains("spec"));
+  EXPECT_EQ(split.head["status"]["phase"], "Running");
+  EXPECT_EQ(split.head["kind"], "RayJob");
+  EXPECT_FALSE(split.head["metadata"].contains("managedFields"));
+}
+
+TEST(ApiJsonTest, ASplitKeepsTheLastOfARepeatedKeyAsTheDocumentDoes) {
+  const std::string bytes =
+      R"({"type":"ADDED","type":"DELETED","object":{"metadata":{"name":"a"},"spec":1,)"
+      R"("spec":{"x":2},"status":"s","status":{"y":3},"kind":"A","kind":"B"}})";
+  SplitWatchEvent split;
+  ASSERT_TRUE(splitWatchEvent(bytes, "Job", split));
+  EXPECT_EQ(split.type, "DELETED");
+  EXPECT_EQ(json::from_cbor(split.objectCbor), objectOf(bytes, "Job"));
+  EXPECT_EQ(split.head, json::parse(R"({"metadata":{"name":"a"},"status":{"y":3},"kind":"Job"})"));
+}
+
+// What the split does not take goes to the whole path, which knows bookmarks, errors and what
+// is malformed.
+TEST(ApiJsonTest, ASplitRefusesWhatIsNotAChangeOfAnObjectWithMetadata) {
+  SplitWatchEvent split;
+  for (std::string_view refused :
+       {R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})",
+        R"({"type":"ERROR","object":{"kind":"Status","code":410}})",
+        R"({"type":"ADDED","object":null})", R"({"type":"ADDED","object":{"metadata":[]}})",
+        R"({"type":"ADDED","object":{"spec":{}}})", R"({"type":7,"object":{"metadata":{}}})",
+        R"({"object":{"metadata":{}}})", R"([{"type":"ADDED"}])", R"({"type":"ADDED",)",
+        R"({"type":"ADDED","object":{"metadata":{"n":123456789012345678901234567890}}})"})
+    EXPECT_FALSE(splitWatchEvent(refused, "Pod", split)) << refused;
 }
 
 }  // namespace
