@@ -172,7 +172,7 @@ nlohmann::json timeCacheEntries(const std::vector<std::string>& events, int repe
     whole["kind"] = "Recorded";
     model::SplitWatchEvent event;
     split += model::splitWatchEvent(e, "Recorded", event);
-    unequal += nlohmann::json::from_cbor(event.objectCbor) != whole;
+    unequal += nlohmann::json::from_cbor(event.object.encoded) != whole;
   }
   const double documentNs = best([](const std::string& e) {
     nlohmann::json doc = model::parseApiJson(e, model::ApiShape::WatchEvent);
@@ -183,7 +183,7 @@ nlohmann::json timeCacheEntries(const std::vector<std::string>& events, int repe
   const double splitNs = best([](const std::string& e) {
     model::SplitWatchEvent event;
     model::splitWatchEvent(e, "Recorded", event);
-    return event.objectCbor.size();
+    return event.object.encoded.size();
   });
   return {{"document_then_cbor_ns_per_event", documentNs},
           {"split_ns_per_event", splitNs},

@@ -101,6 +101,12 @@ kube::Snapshot CountingKubeClient::create(const std::string& kind, kube::json ob
   return counted("create", kind, "201", [&] { return inner_.create(kind, std::move(object)); });
 }
 
+kube::KubeClient::Encoded CountingKubeClient::createEncoded(const std::string& kind,
+                                                          kube::json object) {
+  return counted("create", kind, "201",
+                 [&] { return inner_.createEncoded(kind, std::move(object)); });
+}
+
 kube::Snapshot CountingKubeClient::update(const std::string& kind, kube::json object) {
   return counted("update", kind, "200", [&] { return inner_.update(kind, std::move(object)); });
 }

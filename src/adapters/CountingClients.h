@@ -41,6 +41,7 @@ class CountingKubeClient : public kube::KubeClient {
   std::vector<kube::json> list(const std::string& kind, const std::string& ns,
                                const std::map<std::string, std::string>& labels) override;
   kube::Snapshot create(const std::string& kind, kube::json object) override;
+  Encoded createEncoded(const std::string& kind, kube::json object) override;
   void post(const std::string& kind, kube::json object) override;
   std::vector<std::optional<kube::ApiError>> postAll(const std::string& kind,
                                                      std::vector<kube::json> objects) override;

@@ -250,7 +250,7 @@ events::Result Executor::create(const Subject& s, const std::string& kind, Inten
   const EventTarget target = targetOf(s, kind, intent.target);
   const bool announced = kind != "Secret";  // KubeRay posts none for the auth Secret
   try {
-    kube_.create(kind, std::move(*intent.object));
+    kube_.post(kind, std::move(*intent.object));  // the answer only goes to the cache
     if (announced) postEvent(s, createNote(target));
     return events::Result::Ok;
   } catch (const kube::ApiError& e) {

@@ -130,8 +130,9 @@ void writeMetadata(CborWriter& cbor, dom::element metadata) {
   }
 }
 
-// Every member into the encoding, all but spec into the head; kind replaced in both.
-void splitObject(dom::object object, std::string_view kind, size_t bytes, SplitWatchEvent& out) {
+// Every member into the encoding, all but spec into the head; kind replaced in both. false when
+// the head has no metadata object.
+bool splitObject(dom::object object, std::string_view kind, size_t bytes, SplitObject& out) {
   uint64_t members = 1;  // kind, written last
   for (dom::key_value_pair field : object) members += field.key != "kind";
   CborWriter cbor(bytes);
@@ -148,19 +149,34 @@ void splitObject(dom::object object, std::string_view kind, size_t bytes, SplitW
   cbor.text("kind");
   cbor.text(kind);
   head.insert_or_assign("kind", std::string(kind));
-  out.objectCbor = cbor.take();
+  out.encoded = cbor.take();
+  auto meta = head.find("metadata");
+  return meta != head.end() && meta->second.is_object();
+}
+
+// simdjson's index of the bytes, with the parser it lives in; false when refused.
+bool parseBytes(std::string_view bytes, std::unique_ptr<dom::parser>& own, dom::element& root) {
+  return parserFor(bytes, own).parse(bytes.data(), bytes.size(), true).get(root) ==
+         simdjson::SUCCESS;
 }
 
 }  // namespace
 
+bool splitApiObject(std::string_view bytes, std::string_view kind, SplitObject& out) {
+  std::unique_ptr<dom::parser> own;
+  dom::element root;
+  dom::object object;
+  if (!parseBytes(bytes, own, root) || root.get_object().get(object) != simdjson::SUCCESS)
+    return false;
+  return splitObject(object, kind, bytes.size(), out);
+}
+
 bool splitWatchEvent(std::string_view bytes, std::string_view kind, SplitWatchEvent& out) {
   std::unique_ptr<dom::parser> own;
   dom::element root;
-  if (parserFor(bytes, own).parse(bytes.data(), bytes.size(), true).get(root) !=
-      simdjson::SUCCESS)
-    return false;
   dom::object event;
-  if (root.get_object().get(event) != simdjson::SUCCESS) return false;
+  if (!parseBytes(bytes, own, root) || root.get_object().get(event) != simdjson::SUCCESS)
+    return false;
   std::string_view type;
   dom::object object;
   bool hasObject = false;
@@ -171,17 +187,13 @@ bool splitWatchEvent(std::string_view bytes, std::string_view kind, SplitWatchEv
   }
   if (!hasObject || (type != "ADDED" && type != "MODIFIED" && type != "DELETED")) return false;
   out.type = type;
-  splitObject(object, kind, bytes.size(), out);
-  auto meta = out.head.find("metadata");
-  return meta != out.head.end() && meta->is_object();
+  return splitObject(object, kind, bytes.size(), out.object);
 }
 
 bool buildApiJson(std::string_view bytes, ApiShape shape, json& out) {
   std::unique_ptr<dom::parser> own;
   dom::element root;
-  if (parserFor(bytes, own).parse(bytes.data(), bytes.size(), true).get(root) !=
-      simdjson::SUCCESS)
-    return false;
+  if (!parseBytes(bytes, own, root)) return false;
   out = build(root, rootRole(shape));
   return true;
 }

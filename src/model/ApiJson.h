@@ -37,19 +37,24 @@ nlohmann::json parseApiJson(std::string_view bytes, ApiShape shape);
 // The simdjson path alone: false, and `out` untouched, when simdjson refuses the bytes.
 bool buildApiJson(std::string_view bytes, ApiShape shape, nlohmann::json& out);
 
-// A watch event split for a cache that keeps its objects encoded, from one parse and one walk:
-// the handlers get the object's head, the cache its encoding, and no document of its spec (most
-// of its bytes) is ever built.
+// An API object split for a cache that keeps its objects encoded, from one parse and one walk:
+// the handlers and callers get its head, the cache its encoding, and no document of its spec
+// (most of its bytes) is ever built.
+struct SplitObject {
+  nlohmann::json head;           // the object less its spec, as parseApiJson builds it
+  std::vector<uint8_t> encoded;  // the whole object as parseApiJson builds it, as CBOR
+};
 struct SplitWatchEvent {
-  std::string type;                 // ADDED, MODIFIED or DELETED
-  nlohmann::json head;              // the object less its spec, as parseApiJson builds it
-  std::vector<uint8_t> objectCbor;  // the whole object as parseApiJson builds it, as CBOR
+  std::string type;  // ADDED, MODIFIED or DELETED
+  SplitObject object;
 };
 
-// The event's object gets `kind` as its kind in both. false, and `out` unspecified, when
-// simdjson refuses the bytes or they are not an ADDED, MODIFIED or DELETED event whose object
-// has a metadata object: the caller then parses them as before (BOOKMARK and ERROR events, and
-// what is malformed, take that path).
+// The object gets `kind` as its kind in both parts. false, and `out` unspecified, when simdjson
+// refuses the bytes or they are not an object with a metadata object: the caller then parses
+// them as before.
+bool splitApiObject(std::string_view bytes, std::string_view kind, SplitObject& out);
+// The same for a watch event's object; false also for an event that is not ADDED, MODIFIED or
+// DELETED (BOOKMARK and ERROR events, and what is malformed, take the caller's whole path).
 bool splitWatchEvent(std::string_view bytes, std::string_view kind, SplitWatchEvent& out);
 
 }  // namespace rayjournal::model

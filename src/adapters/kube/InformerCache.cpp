@@ -239,10 +239,16 @@ Snapshot InformerCache::create(const std::string& kind, json object) {
 }
 
 void InformerCache::post(const std::string& kind, json object) {
-  if (cached(kind))
+  if (!cached(kind)) return inner_.post(kind, std::move(object));
+  const KindOptions& options = stores_.at(kind).options;  // fixed after construction
+  if (!options.packed || options.transform) {
     create(kind, std::move(object));
-  else
-    inner_.post(kind, std::move(object));
+    return;
+  }
+  Encoded answer = inner_.createEncoded(kind, std::move(object));
+  if (!answer.object || !answer.object->is_object()) return;
+  std::unique_lock lock(mu_);
+  keepNewer(stores_.at(kind), answer.object, answer.packed);
 }
 
 std::vector<std::optional<ApiError>> InformerCache::postAll(const std::string& kind,

@@ -52,7 +52,9 @@ class InformerCache : public KubeClient {
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
   Snapshot create(const std::string& kind, json object) override;
-  // A cached kind's answer is still read (the cache keeps it); others go to the inner post().
+  // A cached kind's answer is still read (the cache keeps it): a packed kind without a transform
+  // takes it encoded (createEncoded), no document of its spec built; others go to the inner
+  // post().
   void post(const std::string& kind, json object) override;
   // A cached kind one by one, as post(); others to the inner postAll().
   std::vector<std::optional<ApiError>> postAll(const std::string& kind,

@@ -92,6 +92,17 @@ class KubeClient {
   // create() whose answer nobody reads (an Event): same errors, but a client may skip decoding
   // the answer. Default: create(), answer dropped.
   virtual void post(const std::string& kind, json object) { create(kind, std::move(object)); }
+  // An answer as a cache that keeps its objects encoded takes it: the object, and its CBOR when
+  // the client decoded the wire straight into one; then `object` may be only the head (all of it
+  // but its spec).
+  struct Encoded {
+    Snapshot object;
+    Packed packed;
+  };
+  // create() for such a cache: same errors. By default create()'s whole answer, no encoding.
+  virtual Encoded createEncoded(const std::string& kind, json object) {
+    return {create(kind, std::move(object)), nullptr};
+  }
   // post() for many objects at once (the REST client pipelines them on one connection).
   // Returns, in order, nothing for each object created and the error for each not; whether an
   // object whose error is a broken connection was created is unknown. Never throws for one

@@ -157,7 +157,11 @@ http::HttpResponse KubeRestClient::call(const std::string& method, const std::st
 
 json KubeRestClient::callJson(const std::string& method, const std::string& path,
                               const std::string& body, const std::string& contentType) {
-  http::HttpResponse res = call(method, path, body, contentType);
+  return answerOf(method, path, call(method, path, body, contentType));
+}
+
+json KubeRestClient::answerOf(const std::string& method, const std::string& path,
+                              const http::HttpResponse& res) {
   // One object or a list: either way without the managedFields of the object or its items.
   json doc = model::parseApiJson(res.body, model::ApiShape::List);
   if (res.status >= 200 && res.status < 300) {
@@ -220,6 +224,18 @@ Snapshot KubeRestClient::create(const std::string& kind, json object) {
   return snapshotOf(callJson(
       "POST", resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager),
       object.dump()));
+}
+
+KubeClient::Encoded KubeRestClient::createEncoded(const std::string& kind, json object) {
+  std::string ns = object["metadata"].value("namespace", config_.defaultNamespace);
+  const std::string path =
+      resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager);
+  http::HttpResponse res = call("POST", path, object.dump());
+  model::SplitObject split;
+  if (res.status >= 200 && res.status < 300 && model::splitApiObject(res.body, kind, split))
+    return {std::make_shared<const json>(std::move(split.head)),
+            std::make_shared<const std::vector<uint8_t>>(std::move(split.encoded))};
+  return {snapshotOf(answerOf("POST", path, res)), nullptr};
 }
 
 void KubeRestClient::post(const std::string& kind, json object) {
@@ -410,15 +426,15 @@ bool KubeRestClient::onSplitLine(const std::string& kind, const std::string& lin
                                  const PackedCallback& callback) {
   model::SplitWatchEvent event;
   if (!model::splitWatchEvent(line, kind, event)) return false;
-  const std::string rv = versionOf(event.head);
+  const std::string rv = versionOf(event.object.head);
   if (!rv.empty()) w.resourceVersion = rv;
-  const std::string key = objectKey(event.head);
+  const std::string key = objectKey(event.object.head);
   WatchEventType type = event.type == "DELETED" ? WatchEventType::Deleted
                         : w.known.count(key)    ? WatchEventType::Modified
                                                 : WatchEventType::Added;
   delivered(type, key, rv, w);
-  callback(type, std::make_shared<const json>(std::move(event.head)),
-           std::make_shared<const std::vector<uint8_t>>(std::move(event.objectCbor)));
+  callback(type, std::make_shared<const json>(std::move(event.object.head)),
+           std::make_shared<const std::vector<uint8_t>>(std::move(event.object.encoded)));
   return true;
 }
 

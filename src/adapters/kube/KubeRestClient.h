@@ -54,6 +54,8 @@ class KubeRestClient : public KubeClient {
   // control) is posted again alone, with post()'s backoff.
   std::vector<std::optional<ApiError>> postAll(const std::string& kind,
                                                std::vector<json> objects) override;
+  // The answer split as a watch event is (model::splitApiObject): its head and its encoding.
+  Encoded createEncoded(const std::string& kind, json object) override;
   Snapshot update(const std::string& kind, json object) override;
   Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
@@ -89,6 +91,8 @@ class KubeRestClient : public KubeClient {
                           const std::string& contentType = "application/json");
   json callJson(const std::string& method, const std::string& path, const std::string& body = "",
                 const std::string& contentType = "application/json");
+  // The document of an answer (less managedFields); throws ApiError for one that is not 2xx.
+  json answerOf(const std::string& method, const std::string& path, const http::HttpResponse& res);
   // The ApiError for an answer that is not 2xx, with the Status object's reason and message.
   [[noreturn]] void throwApiError(const std::string& method, const std::string& path,
                                   const http::HttpResponse& res, const json& doc);

@@ -111,6 +111,17 @@ class HandDeliveredPacks : public HandDeliveredWatch {
     deliverPacked[kind] = callback;
   }
   std::map<std::string, PackedCallback> deliverPacked;  // by kind
+  // The answers of createEncoded: the head, and an encoding the test marks.
+  Encoded createEncoded(const std::string& kind, json object) override {
+    json whole = *create(kind, std::move(object));
+    json head = whole;
+    head.erase("spec");
+    whole["spec"]["marked"] = true;
+    return {std::make_shared<const json>(std::move(head)), encodingOf(whole)};
+  }
+  static Packed encodingOf(const json& o) {
+    return std::make_shared<const std::vector<uint8_t>>(json::to_cbor(o));
+  }
 };
 
 Packed encodingOf(const json& o) {
@@ -168,6 +179,26 @@ TEST(InformerCacheTest, ListenersHearTheHeadAndReadersGetTheWholeObject) {
   EXPECT_EQ(heard[0], head);
   EXPECT_EQ(*cache.get("RayJob", "ns", "a"), whole);
   EXPECT_EQ(cache.list("RayJob", "ns"), std::vector<json>{whole});
+}
+
+// post() of a packed kind kept whole takes the answer encoded (the executor's creates); a kind
+// with a transform still reads it whole.
+TEST(InformerCacheTest, APostedObjectIsKeptFromItsEncodedAnswer) {
+  ManualClock clock;
+  sim::SimKube server(clock);
+  HandDeliveredPacks hand(server);
+  InformerCache cache(hand, {"RayJob", "Pod"},
+                      {{"RayJob", {nullptr, true}}, {"Pod", {dropSpec, true}}});
+  cache.start(std::chrono::seconds(5));
+  cache.post("RayJob", object("a"));
+  auto job = cache.get("RayJob", "ns", "a");
+  ASSERT_TRUE(job);
+  EXPECT_EQ((*job)["spec"]["marked"], true) << "the encoding was not the one kept";
+  EXPECT_EQ((*job)["spec"]["x"], 1);
+  cache.post("Pod", object("p"));
+  auto pod = cache.get("Pod", "ns", "p");
+  ASSERT_TRUE(pod);
+  EXPECT_FALSE(pod->contains("spec")) << "the transform did not see the whole answer";
 }
 
 TEST(InformerCacheTest, AnOlderVersionNeverReplacesANewerOne) {

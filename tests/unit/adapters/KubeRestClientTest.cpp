@@ -321,6 +321,41 @@ TEST(RayHttpClientTest, AnswersOfTheJobsApi) {
                                       "DELETE /api/jobs/x", "GET /api/version"}));
 }
 
+// A create whose answer goes to a cache that keeps it encoded: the answer is split, not parsed
+// whole; an error is the ApiError create() gives, and an answer that is not JSON is refused.
+TEST(KubeRestClientTest, ACreateAnswerComesBackAsItsHeadAndItsEncoding) {
+  const std::string answer =
+      R"({"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"c","namespace":"n",)"
+      R"("uid":"u1","resourceVersion":"11","managedFields":[{"manager":"rayjournal"}]},)"
+      R"("spec":{"rayVersion":"2.60.0"}})";
+  ScriptedServer server(
+      {{201, answer},
+       {409, R"({"kind":"Status","reason":"AlreadyExists","message":"rayclusters \"c\" exists"})"},
+       {201, "not json"}});
+  auto client = clientFor(server);
+  json cluster{{"metadata", {{"name", "c"}, {"namespace", "n"}}}, {"spec", {{"rayVersion", "2.60.0"}}}};
+  KubeClient::Encoded created = client.createEncoded("RayCluster", cluster);
+  ASSERT_TRUE(created.object && created.packed);
+  EXPECT_FALSE(created.object->contains("spec"));
+  EXPECT_EQ((*created.object)["metadata"]["uid"], "u1");
+  const json whole = json::from_cbor(*created.packed);
+  EXPECT_EQ(whole["spec"]["rayVersion"], "2.60.0");
+  EXPECT_FALSE(whole["metadata"].contains("managedFields"));
+  try {
+    client.createEncoded("RayCluster", cluster);
+    FAIL() << "a 409 was taken for success";
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.alreadyExists());
+  }
+  try {
+    client.createEncoded("RayCluster", cluster);
+    FAIL() << "an answer that is not JSON was taken";
+  } catch (const ApiError& e) {
+    EXPECT_NE(std::string(e.what()).find("not JSON"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(server.requests.size(), 3u);
+}
+
 // An Event's answer is never read: post() does not decode a successful answer (so it cannot
 // fail on one), and an error answer is the same ApiError a create() gives.
 TEST(KubeRestClientTest, APostDecodesOnlyAnErrorAnswer) {

@@ -108,11 +108,11 @@ TEST(ApiJsonTest, ASplitEventIsTheWholeDocumentEncodedAndItsHeadWithoutTheSpec) 
     ASSERT_TRUE(splitWatchEvent(line, "Recorded", split)) << line.substr(0, 200);
     const json whole = objectOf(line, "Recorded");
     EXPECT_EQ(split.type, json::parse(line)["type"]);
-    ASSERT_EQ(json::from_cbor(split.objectCbor), whole) << line.substr(0, 200);
+    ASSERT_EQ(json::from_cbor(split.object.encoded), whole) << line.substr(0, 200);
     json head = whole;
     head.erase("spec");
-    ASSERT_EQ(split.head, head) << line.substr(0, 200);
-    EXPECT_LT(split.objectCbor.size(), line.size()) << "managedFields were encoded";
+    ASSERT_EQ(split.object.head, head) << line.substr(0, 200);
+    EXPECT_LT(split.object.encoded.size(), line.size()) << "managedFields were encoded";
   }
   EXPECT_GE(events, 50);
 }
@@ -149,16 +149,16 @@ TEST(ApiJsonTest, ASplitEncodingReadsBackEveryNumberStringAndNestingAsTheDocumen
   SplitWatchEvent split;
   ASSERT_TRUE(splitWatchEvent(bytes, "RayJob", split));
   const json whole = objectOf(bytes, "RayJob");
-  EXPECT_EQ(json::from_cbor(split.objectCbor), whole);
-  const json spec = json::from_cbor(split.objectCbor)["spec"];
+  EXPECT_EQ(json::from_cbor(split.object.encoded), whole);
+  const json spec = json::from_cbor(split.object.encoded)["spec"];
   EXPECT_EQ(spec["v"], values);
   EXPECT_EQ(spec["u"], "caf\u00e9 \U0001F600 \" \n\t/");
   for (size_t i = 0; i < values.size(); ++i)  // unsigned stays unsigned, negative signed
     EXPECT_EQ(spec["v"][i].type(), values[i].type()) << i;
-  EXPECT_FALSE(split.head.contains("spec"));
-  EXPECT_EQ(split.head["status"]["phase"], "Running");
-  EXPECT_EQ(split.head["kind"], "RayJob");
-  EXPECT_FALSE(split.head["metadata"].contains("managedFields"));
+  EXPECT_FALSE(split.object.head.contains("spec"));
+  EXPECT_EQ(split.object.head["status"]["phase"], "Running");
+  EXPECT_EQ(split.object.head["kind"], "RayJob");
+  EXPECT_FALSE(split.object.head["metadata"].contains("managedFields"));
 }
 
 TEST(ApiJsonTest, ASplitKeepsTheLastOfARepeatedKeyAsTheDocumentDoes) {
@@ -168,8 +168,25 @@ TEST(ApiJsonTest, ASplitKeepsTheLastOfARepeatedKeyAsTheDocumentDoes) {
   SplitWatchEvent split;
   ASSERT_TRUE(splitWatchEvent(bytes, "Job", split));
   EXPECT_EQ(split.type, "DELETED");
-  EXPECT_EQ(json::from_cbor(split.objectCbor), objectOf(bytes, "Job"));
-  EXPECT_EQ(split.head, json::parse(R"({"metadata":{"name":"a"},"status":{"y":3},"kind":"Job"})"));
+  EXPECT_EQ(json::from_cbor(split.object.encoded), objectOf(bytes, "Job"));
+  EXPECT_EQ(split.object.head, json::parse(R"({"metadata":{"name":"a"},"status":{"y":3},"kind":"Job"})"));
+}
+
+// A write's answer: the same split as a watch event's object.
+TEST(ApiJsonTest, AnAnswerSplitsIntoItsHeadAndTheWholeDocumentEncoded) {
+  const std::string bytes =
+      R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"s","namespace":"n",)"
+      R"("uid":"u","resourceVersion":"7","managedFields":[{"manager":"rayjournal"}]},)"
+      R"("spec":{"ports":[{"port":8265}]},"status":{"loadBalancer":{}}})";
+  SplitObject split;
+  ASSERT_TRUE(splitApiObject(bytes, "Service", split));
+  const json whole = parseApiJson(bytes, ApiShape::Object);
+  EXPECT_EQ(json::from_cbor(split.encoded), whole);
+  json head = whole;
+  head.erase("spec");
+  EXPECT_EQ(split.head, head);
+  for (std::string_view refused : {R"([])", R"({"metadata":"m"})", R"({"spec":{}})", "{"})
+    EXPECT_FALSE(splitApiObject(refused, "Service", split)) << refused;
 }
 
 // What the split does not take goes to the whole path, which knows bookmarks, errors and what
