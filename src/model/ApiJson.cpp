@@ -144,7 +144,8 @@ bool splitObject(dom::object object, std::string_view kind, size_t bytes, SplitO
     cbor.text(field.key);
     const Role role = roleOfMember(Role::ApiObject, field.key);
     role == Role::Metadata ? writeMetadata(cbor, field.value) : cbor.value(field.value);
-    if (field.key != "spec") head.insert_or_assign(std::string(field.key), build(field.value, role));
+    if (field.key != "spec")
+      head.insert_or_assign(std::string(field.key), build(field.value, role));
   }
   cbor.text("kind");
   cbor.text(kind);

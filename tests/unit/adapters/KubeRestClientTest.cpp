@@ -333,7 +333,8 @@ TEST(KubeRestClientTest, ACreateAnswerComesBackAsItsHeadAndItsEncoding) {
        {409, R"({"kind":"Status","reason":"AlreadyExists","message":"rayclusters \"c\" exists"})"},
        {201, "not json"}});
   auto client = clientFor(server);
-  json cluster{{"metadata", {{"name", "c"}, {"namespace", "n"}}}, {"spec", {{"rayVersion", "2.60.0"}}}};
+  json cluster{{"metadata", {{"name", "c"}, {"namespace", "n"}}},
+               {"spec", {{"rayVersion", "2.60.0"}}}};
   KubeClient::Encoded created = client.createEncoded("RayCluster", cluster);
   ASSERT_TRUE(created.object && created.packed);
   EXPECT_FALSE(created.object->contains("spec"));

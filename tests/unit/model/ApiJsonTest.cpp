@@ -169,7 +169,8 @@ TEST(ApiJsonTest, ASplitKeepsTheLastOfARepeatedKeyAsTheDocumentDoes) {
   ASSERT_TRUE(splitWatchEvent(bytes, "Job", split));
   EXPECT_EQ(split.type, "DELETED");
   EXPECT_EQ(json::from_cbor(split.object.encoded), objectOf(bytes, "Job"));
-  EXPECT_EQ(split.object.head, json::parse(R"({"metadata":{"name":"a"},"status":{"y":3},"kind":"Job"})"));
+  EXPECT_EQ(split.object.head,
+            json::parse(R"({"metadata":{"name":"a"},"status":{"y":3},"kind":"Job"})"));
 }
 
 // A write's answer: the same split as a watch event's object.
