@@ -120,31 +120,34 @@ nlohmann::json timeDecoder(const std::vector<std::string>& events, int repeat,
           {"events_not_equal_to_dom", disagreements}};
 }
 
+// The best of `repeat` passes of decode over every event, in ns per event.
+template <class Decode>
+double bestNsPerEvent(const std::vector<std::string>& events, int repeat, Decode&& decode) {
+  double seconds = std::numeric_limits<double>::max();
+  for (int pass = 0; pass < std::max(1, repeat); ++pass) {
+    auto start = std::chrono::steady_clock::now();
+    for (const auto& e : events) decode(e);
+    seconds = std::min(
+        seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return seconds * 1e9 / double(events.size());
+}
+
 // The whole document as the operator's watch builds it (managedFields left out): nlohmann's
 // parser and an erase, as before, against model::parseApiJson (simdjson's index, then one walk).
 nlohmann::json timeDocuments(const std::vector<std::string>& events, int repeat) {
-  auto best = [&](auto&& parse) {
-    double seconds = std::numeric_limits<double>::max();
-    for (int pass = 0; pass < std::max(1, repeat); ++pass) {
-      auto start = std::chrono::steady_clock::now();
-      for (const auto& e : events) parse(e);
-      seconds = std::min(
-          seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    return seconds * 1e9 / double(events.size());
-  };
   size_t unequal = 0;
   for (const auto& e : events) {
     nlohmann::json expected = nlohmann::json::parse(e);
     expected["object"]["metadata"].erase("managedFields");
     unequal += model::parseApiJson(e, model::ApiShape::WatchEvent) != expected;
   }
-  const double nlohmannNs = best([](const std::string& e) {
+  const double nlohmannNs = bestNsPerEvent(events, repeat, [](const std::string& e) {
     nlohmann::json doc = nlohmann::json::parse(e);
     doc["object"]["metadata"].erase("managedFields");
   });
-  const double simdNs =
-      best([](const std::string& e) { model::parseApiJson(e, model::ApiShape::WatchEvent); });
+  const double simdNs = bestNsPerEvent(
+      events, repeat, [](const std::string& e) { model::parseApiJson(e, model::ApiShape::WatchEvent); });
   return {{"nlohmann_parse_ns_per_event", nlohmannNs},
           {"parse_api_json_ns_per_event", simdNs},
           {"parse_api_json_over_nlohmann_time", simdNs / nlohmannNs},
@@ -156,16 +159,6 @@ nlohmann::json timeDocuments(const std::vector<std::string>& events, int repeat)
 // (the encoding straight from simdjson's index, and a document of the head alone). Each pass
 // also destroys what it built, as the operator does after the listeners ran.
 nlohmann::json timeCacheEntries(const std::vector<std::string>& events, int repeat) {
-  auto best = [&](auto&& decode) {
-    double seconds = std::numeric_limits<double>::max();
-    for (int pass = 0; pass < std::max(1, repeat); ++pass) {
-      auto start = std::chrono::steady_clock::now();
-      for (const auto& e : events) decode(e);
-      seconds = std::min(
-          seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    return seconds * 1e9 / double(events.size());
-  };
   size_t unequal = 0, split = 0;
   for (const auto& e : events) {
     nlohmann::json whole = model::parseApiJson(e, model::ApiShape::WatchEvent)["object"];
@@ -174,13 +167,13 @@ nlohmann::json timeCacheEntries(const std::vector<std::string>& events, int repe
     split += model::splitWatchEvent(e, "Recorded", event);
     unequal += nlohmann::json::from_cbor(event.object.encoded) != whole;
   }
-  const double documentNs = best([](const std::string& e) {
+  const double documentNs = bestNsPerEvent(events, repeat, [](const std::string& e) {
     nlohmann::json doc = model::parseApiJson(e, model::ApiShape::WatchEvent);
     doc["object"]["kind"] = "Recorded";
     const auto bytes = nlohmann::json::to_cbor(doc["object"]);
     return bytes.size();
   });
-  const double splitNs = best([](const std::string& e) {
+  const double splitNs = bestNsPerEvent(events, repeat, [](const std::string& e) {
     model::SplitWatchEvent event;
     model::splitWatchEvent(e, "Recorded", event);
     return event.object.encoded.size();

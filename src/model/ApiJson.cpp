@@ -161,23 +161,24 @@ bool parseBytes(std::string_view bytes, std::unique_ptr<dom::parser>& own, dom::
          simdjson::SUCCESS;
 }
 
+// The same, for bytes that must be one JSON object.
+bool parseObject(std::string_view bytes, std::unique_ptr<dom::parser>& own, dom::object& object) {
+  dom::element root;
+  return parseBytes(bytes, own, root) && root.get_object().get(object) == simdjson::SUCCESS;
+}
+
 }  // namespace
 
 bool splitApiObject(std::string_view bytes, std::string_view kind, SplitObject& out) {
   std::unique_ptr<dom::parser> own;
-  dom::element root;
   dom::object object;
-  if (!parseBytes(bytes, own, root) || root.get_object().get(object) != simdjson::SUCCESS)
-    return false;
-  return splitObject(object, kind, bytes.size(), out);
+  return parseObject(bytes, own, object) && splitObject(object, kind, bytes.size(), out);
 }
 
 bool splitWatchEvent(std::string_view bytes, std::string_view kind, SplitWatchEvent& out) {
   std::unique_ptr<dom::parser> own;
-  dom::element root;
   dom::object event;
-  if (!parseBytes(bytes, own, root) || root.get_object().get(event) != simdjson::SUCCESS)
-    return false;
+  if (!parseObject(bytes, own, event)) return false;
   std::string_view type;
   dom::object object;
   bool hasObject = false;

@@ -145,7 +145,6 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
                             const Packed& encoded) {
   const Transform& transform = stores_.at(kind).options.transform;  // fixed after construction
   Snapshot object = transform && whole ? transform(whole) : whole;
-  const Packed& kept = encoded;  // only for a packed kind without a transform (start())
   {
     std::unique_lock lock(mu_);
     Store& store = stores_.at(kind);
@@ -159,7 +158,7 @@ void InformerCache::onEvent(const std::string& kind, WatchEventType type, const 
       }
       bury(store, keyOf(*object), *object);
     } else
-      keepNewer(store, object, kept);
+      keepNewer(store, object, encoded);  // null but for a packed kind kept whole (start())
   }
   std::vector<WatchCallback> listeners;
   {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace rayjournal::model {
 namespace {
@@ -21,11 +23,16 @@ json withoutManagedFields(json doc, const std::string& objectMember) {
 
 // bench/data/watch-stream.jsonl: Pods, RayJobs, RayClusters, Jobs and Services as
 // kube-apiserver sent them to a watch during KubeRay's e2e suite, managedFields and all.
-TEST(ApiJsonTest, AWatchEventIsTheDocumentNlohmannParsesLessItsManagedFields) {
+std::vector<std::string> recordedEvents() {
   std::ifstream in(std::string(RAYJOURNAL_SOURCE_DIR) + "/bench/data/watch-stream.jsonl");
-  ASSERT_TRUE(in);
-  int events = 0;
-  for (std::string line; std::getline(in, line); ++events) {
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+  return lines;
+}
+
+TEST(ApiJsonTest, AWatchEventIsTheDocumentNlohmannParsesLessItsManagedFields) {
+  const std::vector<std::string> events = recordedEvents();
+  for (const std::string& line : events) {
     const json parsed = json::parse(line);
     ASSERT_TRUE(parsed["object"]["metadata"].contains("managedFields"));
     const json expected = withoutManagedFields(parsed, "object");
@@ -36,7 +43,7 @@ TEST(ApiJsonTest, AWatchEventIsTheDocumentNlohmannParsesLessItsManagedFields) {
     ASSERT_EQ(json::to_cbor(got), json::to_cbor(expected)) << line.substr(0, 200);
     EXPECT_EQ(parseApiJson(line, ApiShape::Plain).dump(), parsed.dump());
   }
-  EXPECT_GE(events, 50);
+  EXPECT_GE(events.size(), 50u);
 }
 
 TEST(ApiJsonTest, AListLeavesOutEveryItemsManagedFieldsAndNothingElse) {
@@ -100,10 +107,8 @@ json objectOf(const std::string& eventBytes, const std::string& kind) {
 // The cache keeps the encoding and the handlers read the head: the first must be the whole
 // document, the second all of it but the spec, on every event a real API server sent.
 TEST(ApiJsonTest, ASplitEventIsTheWholeDocumentEncodedAndItsHeadWithoutTheSpec) {
-  std::ifstream in(std::string(RAYJOURNAL_SOURCE_DIR) + "/bench/data/watch-stream.jsonl");
-  ASSERT_TRUE(in);
-  int events = 0;
-  for (std::string line; std::getline(in, line); ++events) {
+  const std::vector<std::string> events = recordedEvents();
+  for (const std::string& line : events) {
     SplitWatchEvent split;
     ASSERT_TRUE(splitWatchEvent(line, "Recorded", split)) << line.substr(0, 200);
     const json whole = objectOf(line, "Recorded");
@@ -114,7 +119,7 @@ TEST(ApiJsonTest, ASplitEventIsTheWholeDocumentEncodedAndItsHeadWithoutTheSpec) 
     ASSERT_EQ(split.object.head, head) << line.substr(0, 200);
     EXPECT_LT(split.object.encoded.size(), line.size()) << "managedFields were encoded";
   }
-  EXPECT_GE(events, 50);
+  EXPECT_GE(events.size(), 50u);
 }
 
 std::string eventWith(const std::string& spec) {
