@@ -51,38 +51,72 @@ def sh(*cmd, check=True, timeout=60):
 
 
 class PodNet:
-    """The bridge and one network namespace per Pod (veth into the bridge)."""
+    """The bridge and one network namespace per Pod (veth into the bridge). Namespaces are rjp<n>,
+    their host ends rjv<n> and their IPs follow from n, so a name left by a run that never
+    stopped (killed, or a machine image taken with it) would give a Pod a namespace that exists
+    or an IP that is taken: up() clears them, and add() passes over any name still in use."""
 
     def __init__(self):
         self.next = 2
         self.lock = threading.Lock()
 
     def up(self):
+        """Returns the leftover names it cleared."""
+        leftovers = self.clear_leftovers()
         if sh("ip", "link", "show", BRIDGE, check=False).returncode != 0:
             sh("ip", "link", "add", BRIDGE, "type", "bridge")
             sh("ip", "addr", "add", f"{GATEWAY}/{PREFIX}", "dev", BRIDGE)
         sh("ip", "link", "set", BRIDGE, "up")
+        return leftovers
 
     def down(self):
-        for ns in sh("ip", "netns", "list").stdout.split():
-            if ns.startswith("rjp"):
-                sh("ip", "netns", "delete", ns, check=False)
+        self.clear_leftovers()
         sh("ip", "link", "delete", BRIDGE, check=False)
+
+    @staticmethod
+    def clear_leftovers():
+        """Deletes every rjp* namespace and rjv* link (a link outlives its namespace's name
+        while a process still runs in it); returns the names it found."""
+        names = [ns for ns in sh("ip", "netns", "list").stdout.split() if ns.startswith("rjp")]
+        links = PodNet.links_named("rjv")  # listed first: a namespace's deletion takes its veth
+        for ns in names:
+            sh("ip", "netns", "delete", ns, check=False)
+        for host in links:
+            sh("ip", "link", "delete", host, check=False)
+        return names + links
+
+    @staticmethod
+    def links_named(prefix):
+        out = sh("ip", "-o", "link", "show").stdout
+        return [line.split(":")[1].strip().split("@")[0] for line in out.splitlines()
+                if line.split(":")[1].strip().startswith(prefix)]
+
+    @staticmethod
+    def in_use(ns, host):
+        return os.path.exists(f"/run/netns/{ns}") or \
+            sh("ip", "link", "show", host, check=False).returncode == 0
 
     def add(self, attempts=3):
         """A new namespace: (its name, the Pod's IP). A setup that fails is undone and tried
-        again with a new namespace, as a kubelet retries a Pod sandbox; the last error is raised."""
-        for attempt in range(attempts):
+        again with a new namespace, as a kubelet retries a Pod sandbox; the last error is raised.
+        Names still in use are passed over without counting as attempts."""
+        attempt = 0
+        while True:
             with self.lock:
                 n = self.next
                 self.next += 1
             ns, host, ip = f"rjp{n}", f"rjv{n}", f"10.244.{n // 250}.{n % 250 + 2}"
+            if n >= 250 * 250:
+                raise RuntimeError("no free Pod network namespace left (rjp2..rjp62499 in use)")
+            if self.in_use(ns, host):
+                continue
             try:
                 self.setup(ns, host, ip)
                 return ns, ip
             except RuntimeError:
                 self.remove(ns)
-                if attempt == attempts - 1:
+                attempt += 1
+                if attempt == attempts:
                     raise
 
     @staticmethod
@@ -597,7 +631,10 @@ class Kubelet(threading.Thread):
             f.write(line + "\n")
 
     def start(self):
-        self.net.up()
+        leftovers = self.net.up()
+        if leftovers:
+            print(f"standin: cleared {len(leftovers)} Pod network name(s) a run that never "
+                  f"stopped left: {' '.join(leftovers[:10])}", file=sys.stderr)
         self.register_node()
         self.dns = ServiceDns(self)
         self.dns.start()
