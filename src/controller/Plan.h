@@ -73,6 +73,10 @@ using projection::JobFacts;
 
 struct DecideConfig {
   int64_t requeueMs = 3000;
+  // A Running RayJob's dashboard is asked at most once in this long: a reconcile sooner (most
+  // often the echo of the status write its last answer caused) decides from that answer. 0: ask
+  // on every reconcile, as KubeRay does.
+  int64_t rayAnswerReuseMs = 1000;
   int64_t statusCheckTimeoutMs = 300000;
   int64_t transitionGracePeriodMs = 300000;
   int64_t submitterFinishedTimeoutMs = 30000;

@@ -35,7 +35,7 @@ struct Flags {
       watchNamespace, events = "all";
   bool verbose = false, noColor = false;
   bool forceEmbedded = false;
-  int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000;
+  int64_t kubeTimeoutMs = 30000, rayTimeoutMs = 5000, requeueMs = 3000, rayAnswerReuseMs = 1000;
   int64_t stopConfirmSeconds = 60;
   double leaseS = 15, renewS = 10, retryS = 2, retentionHours = 168;
   CLI::Option* metricsOption = nullptr;
@@ -110,6 +110,12 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
   app.add_option("--requeue-ms", f.requeueMs, "RayJob poll interval (KubeRay: 3000)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--ray-answer-reuse-ms", f.rayAnswerReuseMs,
+                 "a Running RayJob's dashboard is asked at most once in this many ms: a reconcile "
+                 "sooner (the echo of its own status write) decides from the last answer (0: ask "
+                 "on every reconcile, as KubeRay does)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("!--no-raycluster-controller", options.stack.manageRayClusters,
                "do not reconcile RayClusters (Pods, head Service, status), in either mode: "
                "another operator (KubeRay) does");
@@ -313,6 +319,7 @@ int runAgainstKubernetes(Flags& f) {
 bool applyDecisionSettings(Flags& f) {
   rayjournal::controller::DecideConfig& decide = f.embedded.stack.decide;
   decide.requeueMs = f.requeueMs;
+  decide.rayAnswerReuseMs = f.rayAnswerReuseMs;
   decide.stopConfirmTimeoutMs = f.stopConfirmSeconds * 1000;
   f.embedded.stack.normalEvents = f.events == "all";
   f.embedded.upkeep.keepMs = int64_t(f.retentionHours * 3600 * 1000);

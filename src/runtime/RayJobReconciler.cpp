@@ -54,16 +54,55 @@ Observed RayJobReconciler::observe(RayJob parsed) {
   bool wantsRay = s == DeploymentStatus::Running || s == DeploymentStatus::Suspending ||
                   s == DeploymentStatus::Retrying || job.deleting;
   if (wantsRay && !st.dashboardURL.empty() && !st.jobId.empty() &&
-      !ray::isTerminalRayStatus(job.deleting ? st.jobStatus : "")) {
-    o.ray.asked = true;
-    try {
-      o.ray.info = ray_.getJob(st.dashboardURL, st.jobId);
-      o.ray.reachable = true;
-    } catch (const ray::RayError& e) {
-      o.ray.error = e.what();
-    }
-  }
+      !ray::isTerminalRayStatus(job.deleting ? st.jobStatus : ""))
+    askRay(job, o.ray);
+  else if (s != DeploymentStatus::Running)
+    keepAnswer(job, o.ray);  // forgets the RayJob's last answer
   return o;
+}
+
+void RayJobReconciler::askRay(const RayJob& job, RayProbe& probe) {
+  probe.asked = true;
+  if (reuseAnswer(job, probe)) return;
+  try {
+    probe.info = ray_.getJob(job.status.dashboardURL, job.status.jobId);
+    probe.reachable = true;
+  } catch (const ray::RayError& e) {
+    probe.error = e.what();
+  }
+  keepAnswer(job, probe);
+}
+
+// Only a Running RayJob's answer that named its job: a deleted or suspended RayJob asks afresh
+// (its stop is confirmed by Ray), and so does one whose job Ray did not know (it submits).
+bool RayJobReconciler::reuseAnswer(const RayJob& job, RayProbe& probe) {
+  if (config_.rayAnswerReuseMs <= 0 || job.deleting ||
+      job.status.jobDeploymentStatus != DeploymentStatus::Running)
+    return false;
+  std::lock_guard lock(answersMu_);
+  auto it = answers_.find(job.key());
+  if (it == answers_.end()) return false;
+  const RecentAnswer& recent = it->second;
+  const int64_t age = clock_.nowMs() - recent.atMs;
+  if (recent.jobId != job.status.jobId || recent.dashboard != job.status.dashboardURL ||
+      age < 0 || age >= config_.rayAnswerReuseMs)
+    return false;
+  probe.reachable = true;
+  probe.info = recent.info;
+  return true;
+}
+
+void RayJobReconciler::keepAnswer(const RayJob& job, const RayProbe& probe) {
+  const bool keep = config_.rayAnswerReuseMs > 0 && !job.deleting &&
+                    job.status.jobDeploymentStatus == DeploymentStatus::Running &&
+                    probe.reachable && probe.info;
+  std::lock_guard lock(answersMu_);
+  if (!keep) {
+    answers_.erase(job.key());
+    return;
+  }
+  if (answers_.size() >= 100000) answers_.clear();  // bounded; a reconcile then asks again
+  answers_[job.key()] = {job.status.jobId, job.status.dashboardURL, *probe.info, clock_.nowMs()};
 }
 
 void RayJobReconciler::useClusterToken(const json& cluster, const std::string& dashboard) {

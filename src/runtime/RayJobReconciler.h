@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "controller/Executor.h"
 #include "projection/JobProjection.h"
@@ -40,6 +41,17 @@ class RayJobReconciler : public PlannedReconciler {
   std::mutex tokensMu_;
   std::set<std::string> tokenClusters_;  // cluster uids whose token the Ray client has
   void checkDrift(const controller::RayJob& job);
+  // The dashboard's last answer for a Running RayJob, reused for DecideConfig::rayAnswerReuseMs.
+  struct RecentAnswer {
+    std::string jobId, dashboard;
+    ray::JobInfo info;
+    int64_t atMs = 0;
+  };
+  void askRay(const controller::RayJob& job, controller::RayProbe& probe);
+  bool reuseAnswer(const controller::RayJob& job, controller::RayProbe& probe);
+  void keepAnswer(const controller::RayJob& job, const controller::RayProbe& probe);
+  std::mutex answersMu_;
+  std::unordered_map<std::string, RecentAnswer> answers_;  // by RayJob key; Running ones only
 
   kube::KubeClient& kube_;
   ray::RayJobsClient& ray_;

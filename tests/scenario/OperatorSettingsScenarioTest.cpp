@@ -212,5 +212,50 @@ TEST(OperatorSettingsScenario, WithoutTheGateASidecarFailureFailsTheAttempt) {
   EXPECT_EQ(submitterStatus(h, "once").value("restartCount", 0), 0);
 }
 
+// For one Running RayJob, from submission to Complete: the shortest time (simulated ms) from an
+// answer that named its job to the next time the operator asked, how often it asked, and whether
+// the RayJob ended Complete with its job SUCCEEDED. (An answer that the job is unknown is
+// followed by the submission and a new question at once, as it should be.)
+struct RunningAsks {
+  int64_t shortestGapMs = INT64_MAX;
+  int asks = 0;
+  bool succeeded = false;
+};
+
+RunningAsks asksWhileRunning(int64_t reuseMs) {
+  SimHarness h;
+  h.config.rayAnswerReuseMs = reuseMs;
+  h.restart();
+  h.ray.setPendingMs(400);
+  RunningAsks asks;
+  std::optional<int64_t> knownAt;
+  h.rayPort.onGet = [&](const std::string&, bool known) {
+    if (h.deploymentStatus("asks") != "Running") return;
+    ++asks.asks;
+    if (knownAt) asks.shortestGapMs = std::min(asks.shortestGapMs, h.clock.nowMs() - *knownAt);
+    knownAt = known ? std::optional<int64_t>(h.clock.nowMs()) : std::nullopt;
+  };
+  h.apply(sampleRayJob("asks", "HTTPMode", "SUCCEEDED", "5s"));
+  h.runUntil([&] { return h.deploymentStatus("asks") == "Complete"; });
+  asks.succeeded = h.deploymentStatus("asks") == "Complete" &&
+                   h.status("asks").value("jobStatus", "") == "SUCCEEDED";
+  return asks;
+}
+
+// The echo of the status write an answer caused decided from that answer instead of asking the
+// dashboard again: Ray is asked at most once a second per Running RayJob, and the RayJob still
+// ends Complete with its job SUCCEEDED. With the reuse off, the echo asks again at once
+// (what KubeRay does), which shows the test can tell the two apart.
+TEST(OperatorSettingsScenario, ARunningRayJobsDashboardIsAskedAtMostOncePerReuseWindow) {
+  RunningAsks reused = asksWhileRunning(1000);
+  RunningAsks everyTime = asksWhileRunning(0);
+  ASSERT_TRUE(reused.succeeded);
+  ASSERT_TRUE(everyTime.succeeded);
+  ASSERT_GE(reused.asks, 2);
+  EXPECT_GE(reused.shortestGapMs, 1000);
+  EXPECT_LT(everyTime.shortestGapMs, 1000);
+  EXPECT_LT(reused.asks, everyTime.asks);
+}
+
 }  // namespace
 }  // namespace rayjournal::testing

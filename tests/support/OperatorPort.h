@@ -111,9 +111,14 @@ class OperatorRay : public ray::RayJobsClient {
  public:
   explicit OperatorRay(ray::RayJobsClient& world) : world_(world) {}
   WriteObserver observer;
+  // Called after every job status the operator asks for (reads, not writes): the submission id
+  // and whether Ray knew the job.
+  std::function<void(const std::string& id, bool known)> onGet;
 
   std::optional<ray::JobInfo> getJob(const std::string& dashboard, const std::string& id) override {
-    return world_.getJob(dashboard, id);
+    auto info = world_.getJob(dashboard, id);
+    if (onGet) onGet(id, info.has_value());
+    return info;
   }
   ray::SubmitResult submit(const std::string& dashboard,
                            const ray::SubmitRequest& request) override {
