@@ -57,7 +57,7 @@ Observed RayJobReconciler::observe(RayJob parsed) {
       !ray::isTerminalRayStatus(job.deleting ? st.jobStatus : ""))
     askRay(job, o.ray);
   else if (s != DeploymentStatus::Running)
-    keepAnswer(job, o.ray);  // forgets the RayJob's last answer
+    forgetAnswer(job.key());
   return o;
 }
 
@@ -96,13 +96,15 @@ void RayJobReconciler::keepAnswer(const RayJob& job, const RayProbe& probe) {
   const bool keep = config_.rayAnswerReuseMs > 0 && !job.deleting &&
                     job.status.jobDeploymentStatus == DeploymentStatus::Running &&
                     probe.reachable && probe.info;
+  if (!keep) return forgetAnswer(job.key());
   std::lock_guard lock(answersMu_);
-  if (!keep) {
-    answers_.erase(job.key());
-    return;
-  }
   if (answers_.size() >= 100000) answers_.clear();  // bounded; a reconcile then asks again
   answers_[job.key()] = {job.status.jobId, job.status.dashboardURL, *probe.info, clock_.nowMs()};
+}
+
+void RayJobReconciler::forgetAnswer(const std::string& key) {
+  std::lock_guard lock(answersMu_);
+  answers_.erase(key);
 }
 
 void RayJobReconciler::useClusterToken(const json& cluster, const std::string& dashboard) {

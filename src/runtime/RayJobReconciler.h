@@ -50,6 +50,7 @@ class RayJobReconciler : public PlannedReconciler {
   void askRay(const controller::RayJob& job, controller::RayProbe& probe);
   bool reuseAnswer(const controller::RayJob& job, controller::RayProbe& probe);
   void keepAnswer(const controller::RayJob& job, const controller::RayProbe& probe);
+  void forgetAnswer(const std::string& key);
   std::mutex answersMu_;
   std::unordered_map<std::string, RecentAnswer> answers_;  // by RayJob key; Running ones only
 
