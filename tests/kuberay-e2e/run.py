@@ -6,8 +6,10 @@ against an operator on the e2e control plane and the kubelet stand-in (standin.p
 Starts the control plane with KubeRay's CRDs, the stand-in (a Node, a network namespace per
 Pod, Service DNS), one operator for the whole suite (its resolv.conf pointed at the stand-in's DNS
 in a mount namespace of its own, as in-cluster DNS would be), then the test binary as KubeRay's
-CI runs it (KUBECONFIG, KUBERAY_TEST_OUTPUT_DIR), and writes one row per case: pass, fail or
-skip, seconds, the first failure line. Exit 0 when no case failed. Needs root (namespaces)."""
+CI runs it (KUBECONFIG, KUBERAY_TEST_OUTPUT_DIR, and KubeRay's own timeout knob
+KUBERAY_TEST_TIMEOUT_SHORT, 2m here: see --timeout-short), and writes one row per case: pass,
+fail or skip, seconds, the first failure line. Exit 0 when no case failed. Needs root
+(namespaces)."""
 
 import argparse
 import os
@@ -69,12 +71,26 @@ def parse(output):
     return rows
 
 
+def case_lines(output, cases):
+    """The lines go test printed under the named cases or their parents (KubeRay's cases log
+    through their parent's T)."""
+    out, current = [], None
+    for line in output.splitlines():
+        started = re.match(r"^=== (?:RUN|CONT|NAME|PAUSE)\s+(\S+)", line)
+        if started:
+            current = started.group(1)
+        elif current and any(c == current or c.startswith(current + "/") for c in cases):
+            out.append(line.strip())
+    return out
+
+
 def markdown(rows, meta):
     out = [f"{meta['operator']} · {meta['date']} · commit {meta['commit']} · "
            f"{meta['passed']} passed, {meta['failed']} failed, {meta['skipped']} skipped "
            f"of {meta['passed'] + meta['failed'] + meta['skipped']}"
            f"{' (some not run: see the rows)' if meta['not_run'] else ''} · "
-           f"{meta['seconds']:.0f} s", "", "| case | result | s | first failure |",
+           f"{meta['seconds']:.0f} s · KUBERAY_TEST_TIMEOUT_SHORT={meta['timeout_short']}",
+           "", "| case | result | s | first failure |",
            "|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['case']} | {r['result']} | {r['seconds']:.0f} | "
@@ -82,9 +98,15 @@ def markdown(rows, meta):
     return "\n".join(out) + "\n"
 
 
-def explain_failure(stage, operator_state):
-    """What a CI log needs when the work directory is gone: whether the operator was still
-    running, its last warnings, and the stand-in's own errors."""
+def explain_failure(stage, operator_state, test_output):
+    """What a CI log needs when the work directory is gone: the failing cases' own progress
+    lines, whether the operator was still running, its last decisions and warnings, and the
+    stand-in's own errors."""
+    failing = {r["case"] for r in parse(test_output) if r["result"] == "fail"}
+    print(f"run.py: the progress lines of the failing case(s) {sorted(failing)}:", file=sys.stderr)
+    progress = [ln for ln in case_lines(test_output, failing) if ".go:" in ln or "--- " in ln]
+    for line in progress[-30:]:
+        print(f"  go test: {line[:300]}", file=sys.stderr)
     op = stage.op
     print(f"run.py: the operator was {operator_state} ({stage.operator_starts} start(s))",
           file=sys.stderr)
@@ -93,6 +115,9 @@ def explain_failure(stage, operator_state):
                  or "[critical]" in ln]
         for line in lines[-15:]:
             print(f"  operator: {line[:300]}", file=sys.stderr)
+        decisions = [ln for ln in op.log().splitlines() if "[info]" in ln]
+        for line in decisions[-25:]:
+            print(f"  operator decision: {line[:300]}", file=sys.stderr)
         for line in harness.crash_report(op.log()):
             print(f"  operator crash: {line[:300]}", file=sys.stderr)
     errors = stage.kubelet.errors if stage.kubelet else []
@@ -108,6 +133,10 @@ def main():
     p.add_argument("--run", default=".", help="go test -run pattern (default: every case)")
     p.add_argument("--parallel", type=int, default=2, help="go test -parallel")
     p.add_argument("--timeout", default="90m")
+    p.add_argument("--timeout-short", default="2m",
+                   help="KUBERAY_TEST_TIMEOUT_SHORT, the suite's own knob for its default wait "
+                        "(KubeRay: 1m). Real Ray heads start on the stand-in's 2 shared cores, "
+                        "where one cold head start was seen to pass 60 s")
     p.add_argument("--json", help="write the rows and a summary here")
     p.add_argument("--markdown", help="write the table here")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -129,9 +158,11 @@ def main():
         stage.start()
         out_dir = os.path.join(work, "kuberay-test-output")
         os.makedirs(out_dir)
-        env = dict(os.environ, KUBECONFIG=stage.cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir)
+        env = dict(os.environ, KUBECONFIG=stage.cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir,
+                   KUBERAY_TEST_TIMEOUT_SHORT=args.timeout_short)
         print(f"run.py: {args.operator} against KubeRay {KUBERAY_VERSION}'s e2erayjob "
-              f"(-run {args.run}); work dir {work}", file=sys.stderr, flush=True)
+              f"(-run {args.run}; KUBERAY_TEST_TIMEOUT_SHORT={args.timeout_short}); "
+              f"work dir {work}", file=sys.stderr, flush=True)
         test = subprocess.run([test_binary, "-test.v", "-test.run", args.run, "-test.timeout",
                                args.timeout, "-test.parallel", str(args.parallel)],
                               env=env, cwd=work, capture_output=True, text=True)
@@ -148,6 +179,7 @@ def main():
     meta = {"operator": args.operator, "kuberay": KUBERAY_VERSION,
             "date": time.strftime("%Y-%m-%d"),
             "commit": head_commit(),
+            "timeout_short": args.timeout_short,
             "seconds": time.monotonic() - started,
             "passed": sum(r["result"] == "pass" for r in leaves),
             "failed": sum(r["result"] == "fail" for r in leaves),
@@ -158,7 +190,7 @@ def main():
     if meta["failed"] or test.returncode != 0:
         print(f"run.py: go test exited {test.returncode}; log: {work}/go-test.log, operator log: "
               f"{work}/operator.log, Pod logs: {work}/pod-logs", file=sys.stderr)
-        explain_failure(stage, operator_state)
+        explain_failure(stage, operator_state, test.stdout)
         keep = True
     else:
         keep = args.keep
