@@ -120,6 +120,9 @@ def explain_failure(stage, operator_state, test_output):
             print(f"  operator decision: {line[:300]}", file=sys.stderr)
         for line in harness.crash_report(op.log()):
             print(f"  operator crash: {line[:300]}", file=sys.stderr)
+    timeline = list(stage.kubelet.timeline) if stage.kubelet else []
+    for line in timeline[-15:]:
+        print(f"  stand-in: {line}", file=sys.stderr)
     errors = stage.kubelet.errors if stage.kubelet else []
     print(f"run.py: the stand-in logged {len(errors)} error(s)", file=sys.stderr)
     for line in errors[:15]:

@@ -12,6 +12,7 @@ pull, as a kubelet reports it. Init containers in order, then all containers; re
 Standard library only; the control plane and helpers come from tests/e2e/harness.py."""
 
 import base64
+import collections
 import json
 import os
 import shlex
@@ -226,6 +227,7 @@ class StandinPod:
         self.init_done = False
         self.deleted = threading.Event()
         self.lock = threading.Lock()
+        self.started = time.monotonic()
 
     # --- setup ---
 
@@ -470,7 +472,11 @@ class StandinPod:
             current = self.states.setdefault(name, {"restarts": 0})
             if state is not None:
                 current["state"] = state
+            became_ready = ready and not current.get("ready")
             current["ready"] = ready
+        if became_ready:
+            self.kubelet.note(f"{self.key[0]}/{self.key[1]} {name} ready "
+                              f"{time.monotonic() - self.started:.1f} s after the Pod was seen")
         self.report()
 
     def phase(self):
@@ -619,6 +625,7 @@ class Kubelet(threading.Thread):
         self.pods = {}  # (ns, name) -> StandinPod
         self.seen = {}  # (ns, name) -> the Pod as last listed or written
         self.errors = []
+        self.timeline = collections.deque(maxlen=200)  # when each container became ready
         self.stopping = threading.Event()
         self.dns = None
 
@@ -629,6 +636,10 @@ class Kubelet(threading.Thread):
         self.errors.append(line)
         with open(os.path.join(self.work, "standin-errors.log"), "a") as f:
             f.write(line + "\n")
+
+    def note(self, message):
+        """A line of the Pods' timeline, printed when a run fails."""
+        self.timeline.append(f"{time.strftime('%H:%M:%S')} {message}")
 
     def start(self):
         leftovers = self.net.up()
