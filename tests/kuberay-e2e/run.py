@@ -98,11 +98,10 @@ def markdown(rows, meta):
     return "\n".join(out) + "\n"
 
 
-def explain_failure(stage, operator_state, test_output):
+def explain_failure(stage, operator_state, test_output, failing):
     """What a CI log needs when the work directory is gone: the failing cases' own progress
     lines, whether the operator was still running, its last decisions and warnings, and the
     stand-in's own errors."""
-    failing = {r["case"] for r in parse(test_output) if r["result"] == "fail"}
     print(f"run.py: the progress lines of the failing case(s) {sorted(failing)}:", file=sys.stderr)
     progress = [ln for ln in case_lines(test_output, failing) if ".go:" in ln or "--- " in ln]
     for line in progress[-30:]:
@@ -193,7 +192,8 @@ def main():
     if meta["failed"] or test.returncode != 0:
         print(f"run.py: go test exited {test.returncode}; log: {work}/go-test.log, operator log: "
               f"{work}/operator.log, Pod logs: {work}/pod-logs", file=sys.stderr)
-        explain_failure(stage, operator_state, test.stdout)
+        explain_failure(stage, operator_state, test.stdout,
+                        {r["case"] for r in leaves if r["result"] == "fail"})
         keep = True
     else:
         keep = args.keep
