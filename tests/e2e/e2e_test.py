@@ -380,6 +380,10 @@ print("row written for", key)
             sid = killed[0]
             wait_until("the first run SUCCEEDED",
                        lambda: (self.ray.job(sid) or {}).get("status") == "SUCCEEDED", 180, 0.5)
+            # As a long-down operator would find it: Ray done with the first run, its monitor
+            # included (a same-id submission inside that window is failed by Ray itself).
+            wait_until("Ray's monitor of the first run ended",
+                       lambda: self.ray.job_monitor_ended(sid), 60, 0.2)
             status, body = self.ray.request("DELETE", f"/api/jobs/{sid}")
             self.assertEqual(status, 200, body)
             self.assertIsNone(self.ray.job(sid), "Ray no longer knows the submission")

@@ -64,7 +64,9 @@ class StopWaiting(Exception):
 
 
 def wait_until(what, predicate, timeout, interval=0.2):
-    """Polls predicate until it returns a truthy value; raises with `what` on timeout."""
+    """Polls predicate until it returns a truthy value; raises with `what` on timeout. `what`
+    may be a callable: it is asked at the timeout, so a message can show the state then rather
+    than the state when the wait began."""
     deadline = time.monotonic() + timeout
     last_error = None
     while time.monotonic() < deadline:
@@ -77,6 +79,8 @@ def wait_until(what, predicate, timeout, interval=0.2):
         except Exception as e:  # noqa: BLE001 - kept for the timeout message
             last_error = e
         time.sleep(interval)
+    if callable(what):
+        what = what()
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}" +
                        (f" (last error: {last_error})" if last_error else ""))
 
@@ -516,6 +520,19 @@ class RayHead:
     def job(self, submission_id):
         status, body = self.request("GET", f"/api/jobs/{submission_id}")
         return json.loads(body) if status == 200 else None
+
+    def job_monitor_ended(self, submission_id):
+        """Whether Ray's dashboard stopped watching a finished job: its monitor writes
+        "Completed a ray job <id> ..." to the JOBS event log as it ends. Until then a new
+        submission under the same id is not safe: the old monitor, finding its supervisor actor
+        dead and the new record not terminal, marks the new run FAILED ("Job supervisor actor
+        died"), which Ray's own job_manager does within its 1 s monitor period."""
+        path = os.path.join(self.temp, "session_latest", "logs", "events", "event_JOBS.log")
+        try:
+            with open(path) as f:
+                return f"Completed a ray job {submission_id} with" in f.read()
+        except FileNotFoundError:
+            return False
 
     def jobs(self):
         status, body = self.request("GET", "/api/jobs/")
@@ -1087,8 +1104,8 @@ class OperatorCase(unittest.TestCase):
             if s.get("jobDeploymentStatus") == deployment:
                 return s
             return None
-        return wait_until(f"RayJob {self.ns}/{name} {deployment} (now {self.status(name)})",
-                          reached, timeout, 0.3)
+        return wait_until(lambda: f"RayJob {self.ns}/{name} {deployment} "
+                                  f"(now {self.status(name)})", reached, timeout, 0.3)
 
     def verify_journal(self, journal=None):
         out = run([self.replay, "verify", "--journal", journal or self.journal])

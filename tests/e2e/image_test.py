@@ -166,7 +166,7 @@ class OperatorImage(unittest.TestCase):
         second = "rayjournal-1"
         self.run_container(second, container, volume, creds)
         for name in names:
-            wait_until(f"RayJob {ns}/{name} Complete (now {self.status(ns, name)})",
+            wait_until(lambda n=name: f"RayJob {ns}/{n} Complete (now {self.status(ns, n)})",
                        lambda n=name: self.status(ns, n).get("jobDeploymentStatus") == "Complete",
                        240, 0.5)
         for name in names:
