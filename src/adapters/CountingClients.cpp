@@ -116,6 +116,12 @@ kube::Snapshot CountingKubeClient::updateStatus(const std::string& kind, kube::j
                  [&] { return inner_.updateStatus(kind, std::move(object)); });
 }
 
+kube::KubeClient::Encoded CountingKubeClient::updateStatusEncoded(const std::string& kind,
+                                                                const kube::json& object) {
+  return counted("updateStatus", kind, "200",
+                 [&] { return inner_.updateStatusEncoded(kind, object); });
+}
+
 void CountingKubeClient::remove(const std::string& kind, const std::string& ns,
                                 const std::string& name, kube::Propagation p) {
   counted("delete", kind, "200", [&] { inner_.remove(kind, ns, name, p); });

@@ -237,10 +237,15 @@ Snapshot InformerCache::create(const std::string& kind, json object) {
   return created;
 }
 
+bool InformerCache::keptEncoded(const std::string& kind) const {
+  if (!cached(kind)) return false;
+  const KindOptions& options = stores_.at(kind).options;  // fixed after construction
+  return options.packed && !options.transform;
+}
+
 void InformerCache::post(const std::string& kind, json object) {
   if (!cached(kind)) return inner_.post(kind, std::move(object));
-  const KindOptions& options = stores_.at(kind).options;  // fixed after construction
-  if (!options.packed || options.transform) {
+  if (!keptEncoded(kind)) {
     create(kind, std::move(object));
     return;
   }
@@ -263,9 +268,25 @@ Snapshot InformerCache::update(const std::string& kind, json object) {
 }
 
 Snapshot InformerCache::updateStatus(const std::string& kind, json object) {
-  Snapshot updated = inner_.updateStatus(kind, std::move(object));
-  remember(kind, updated);
-  return updated;
+  if (!keptEncoded(kind)) {
+    Snapshot updated = inner_.updateStatus(kind, std::move(object));
+    remember(kind, updated);
+    return updated;
+  }
+  Encoded answer = inner_.updateStatusEncoded(kind, object);
+  if (!answer.packed) {
+    remember(kind, answer.object);
+    return answer.object;
+  }
+  {
+    std::unique_lock lock(mu_);
+    keepNewer(stores_.at(kind), answer.object, answer.packed);
+  }
+  if (answer.object->contains("spec")) return answer.object;
+  // The head of a status write's answer: the object is the spec written with it and the rest
+  // as the server answered (resourceVersion, status), so no document of the spec is built.
+  for (const auto& [key, value] : answer.object->items()) object[key] = value;
+  return std::make_shared<const json>(std::move(object));
 }
 
 void InformerCache::remove(const std::string& kind, const std::string& ns, const std::string& name,

@@ -60,6 +60,8 @@ class InformerCache : public KubeClient {
   std::vector<std::optional<ApiError>> postAll(const std::string& kind,
                                                std::vector<json> objects) override;
   Snapshot update(const std::string& kind, json object) override;
+  // A kind kept encoded (packed, no transform) takes the answer encoded (updateStatusEncoded):
+  // then what it returns is the object written with the server's metadata and status.
   Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               Propagation propagation = Propagation::Background) override;
@@ -108,6 +110,8 @@ class InformerCache : public KubeClient {
   void remember(const std::string& kind, const Snapshot& object);
   void keepNewer(Store& store, const Snapshot& object, const Packed& encoded);
   bool cached(const std::string& kind) const { return stores_.count(kind) > 0; }
+  // A packed kind without a transform: it keeps the inner client's encoding of an answer.
+  bool keptEncoded(const std::string& kind) const;
   // Visits the cached objects of kind owned by ownerUid (in ns, or all when ns is ""), under
   // the read lock; false when the kind is not served from memory (not cached, not synced).
   bool walkOwned(const std::string& kind, const std::string& ns, const std::string& ownerUid,

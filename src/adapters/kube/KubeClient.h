@@ -113,6 +113,13 @@ class KubeClient {
   virtual Snapshot update(const std::string& kind, json object) = 0;
   // Status subresource write; same preconditions.
   virtual Snapshot updateStatus(const std::string& kind, json object) = 0;
+  // updateStatus() for a cache that keeps its objects encoded: same errors, the answer as
+  // createEncoded gives it. When it is the head alone, the spec is the one `object` carries (a
+  // status write leaves the spec as it was at the resourceVersion it was checked against). By
+  // default updateStatus()'s whole answer, no encoding.
+  virtual Encoded updateStatusEncoded(const std::string& kind, const json& object) {
+    return {updateStatus(kind, object), nullptr};
+  }
   // Throws 404 NotFound when absent.
   virtual void remove(const std::string& kind, const std::string& ns, const std::string& name,
                       Propagation propagation = Propagation::Background) = 0;

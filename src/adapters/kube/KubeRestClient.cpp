@@ -289,12 +289,26 @@ Snapshot KubeRestClient::update(const std::string& kind, json object) {
 }
 
 Snapshot KubeRestClient::updateStatus(const std::string& kind, json object) {
-  const auto& m = object["metadata"];
-  return snapshotOf(callJson("PUT",
-                             resourcePath(kind, m.value("namespace", config_.defaultNamespace),
-                                          m.value("name", ""), "status") +
-                                 "?fieldManager=" + percentEncode(options_.fieldManager),
-                             object.dump()));
+  return snapshotOf(callJson("PUT", statusPath(kind, object), object.dump()));
+}
+
+std::string KubeRestClient::statusPath(const std::string& kind, const json& object) const {
+  const json& m = model::objectAt(object, "metadata");
+  std::string ns = model::stringAt(m, "namespace");
+  return resourcePath(kind, ns.empty() ? config_.defaultNamespace : ns,
+                      model::stringAt(m, "name"), "status") +
+         "?fieldManager=" + percentEncode(options_.fieldManager);
+}
+
+KubeClient::Encoded KubeRestClient::updateStatusEncoded(const std::string& kind,
+                                                        const json& object) {
+  const std::string path = statusPath(kind, object);
+  http::HttpResponse res = call("PUT", path, object.dump());
+  model::SplitObject split;
+  if (res.status >= 200 && res.status < 300 && model::splitApiObject(res.body, kind, split))
+    return {std::make_shared<const json>(std::move(split.head)),
+            std::make_shared<const std::vector<uint8_t>>(std::move(split.encoded))};
+  return {snapshotOf(answerOf("PUT", path, res)), nullptr};
 }
 
 void KubeRestClient::remove(const std::string& kind, const std::string& ns, const std::string& name,

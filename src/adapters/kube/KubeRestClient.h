@@ -56,6 +56,8 @@ class KubeRestClient : public KubeClient {
                                                std::vector<json> objects) override;
   // The answer split as a watch event is (model::splitApiObject): its head and its encoding.
   Encoded createEncoded(const std::string& kind, json object) override;
+  // The answer split on the way in: its head and its CBOR, no document of its spec built.
+  Encoded updateStatusEncoded(const std::string& kind, const json& object) override;
   Snapshot update(const std::string& kind, json object) override;
   Snapshot updateStatus(const std::string& kind, json object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
@@ -93,6 +95,8 @@ class KubeRestClient : public KubeClient {
                 const std::string& contentType = "application/json");
   // The document of an answer (less managedFields); throws ApiError for one that is not 2xx.
   json answerOf(const std::string& method, const std::string& path, const http::HttpResponse& res);
+  // The status subresource's path for object (its metadata's namespace and name).
+  std::string statusPath(const std::string& kind, const json& object) const;
   // The ApiError for an answer that is not 2xx, with the Status object's reason and message.
   [[noreturn]] void throwApiError(const std::string& method, const std::string& path,
                                   const http::HttpResponse& res, const json& doc);

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "adapters/TimeFormat.h"
 #include "model/JsonAccess.h"
@@ -292,8 +293,8 @@ std::vector<json> SimKube::listWhere(const std::string& kind,
   return found;
 }
 
-kube::Snapshot SimKube::put(const std::string& kind, json object, kube::WatchEventType type,
-                            std::vector<Event>& events) {
+kube::KubeClient::Encoded SimKube::put(const std::string& kind, json object,
+                                       kube::WatchEventType type, std::vector<Event>& events) {
   std::string key = keyOf(kind, nsOf(object), nameOf(object));
   object["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
   auto snapshot = std::make_shared<const json>(std::move(object));
@@ -304,8 +305,8 @@ kube::Snapshot SimKube::put(const std::string& kind, json object, kube::WatchEve
   index(key, stored, true);
   objects_.insert_or_assign(key, std::move(stored));
   persist("put", key, kind, snapshot.get());
-  events.push_back({kind, type, snapshot, std::move(packed)});
-  return snapshot;
+  events.push_back({kind, type, snapshot, packed});
+  return {std::move(snapshot), std::move(packed)};
 }
 
 void SimKube::erase(const std::string& key, std::vector<Event>& events) {
@@ -366,10 +367,10 @@ void SimKube::dispatch(const std::vector<Event>& events) {
 // Every write: count it, maybe fail it before it applies, apply it, maybe lose its response,
 // and deliver its watch events (also when the response is lost, as a real API server would).
 template <typename Apply>
-kube::Snapshot SimKube::write(const std::string& verb, const std::string& kind, Apply&& apply) {
+auto SimKube::write(const std::string& verb, const std::string& kind, Apply&& apply) {
   std::vector<Event> events;
   std::optional<kube::ApiError> lost;
-  kube::Snapshot result;
+  std::invoke_result_t<Apply, std::vector<Event>&> result;
   {
     std::lock_guard lock(mu_);
     count(verb, kind);
@@ -383,6 +384,10 @@ kube::Snapshot SimKube::write(const std::string& verb, const std::string& kind, 
 }
 
 kube::Snapshot SimKube::create(const std::string& kind, json input) {
+  return createEncoded(kind, std::move(input)).object;
+}
+
+kube::KubeClient::Encoded SimKube::createEncoded(const std::string& kind, json input) {
   return write("create", kind, [&](std::vector<Event>& events) {
     json object = std::move(input);
     assignGeneratedName(object, resourceVersion_ + 1);
@@ -405,7 +410,7 @@ kube::Snapshot SimKube::create(const std::string& kind, json input) {
     object["metadata"].erase("deletionTimestamp");
     // The API server ignores a new Pod's status and defaults its phase; the kubelet moves it on.
     if (kind == "Pod") object["status"] = {{"phase", "Pending"}};
-    kube::Snapshot result = put(kind, object, kube::WatchEventType::Added, events);
+    Encoded result = put(kind, object, kube::WatchEventType::Added, events);
     json created{{"kind", kind},
                  {"namespace", nsOf(object)},
                  {"name", nameOf(object)},
@@ -485,17 +490,23 @@ kube::Snapshot SimKube::updateAs(const std::string& manager, const std::string& 
       specManagers_[key] = manager;
     }
     object["metadata"]["generation"] = generation;
-    kube::Snapshot result = put(kind, std::move(object), kube::WatchEventType::Modified, events);
+    kube::Snapshot result =
+        put(kind, std::move(object), kube::WatchEventType::Modified, events).object;
     finishIfUnblocked(key, events);
     return result;
   });
 }
 
 kube::Snapshot SimKube::updateStatus(const std::string& kind, json input) {
+  return updateStatusEncoded(kind, input).object;
+}
+
+kube::KubeClient::Encoded SimKube::updateStatusEncoded(const std::string& kind,
+                                                       const json& input) {
   return write("updateStatus", kind, [&](std::vector<Event>& events) {
     json object = checkedExisting(kind, input).decode();
     auto status = input.find("status");
-    object["status"] = status != input.end() ? std::move(*status) : json::object();
+    object["status"] = status != input.end() ? *status : json::object();
     return put(kind, std::move(object), kube::WatchEventType::Modified, events);
   });
 }

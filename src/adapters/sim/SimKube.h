@@ -48,6 +48,10 @@ class SimKube : public kube::KubeClient {
   std::vector<json> list(const std::string& kind, const std::string& ns,
                          const std::map<std::string, std::string>& labels = {}) override;
   kube::Snapshot create(const std::string& kind, json object) override;
+  // The answers of create and of a status write with the bytes the server stored: a cache in
+  // front keeps them instead of encoding the object again.
+  Encoded createEncoded(const std::string& kind, json object) override;
+  Encoded updateStatusEncoded(const std::string& kind, const json& object) override;
   kube::Snapshot update(const std::string& kind, json object) override;
   // update() by a named field manager (the simulated Ray autoscaler); update() is the operator's.
   kube::Snapshot updateAs(const std::string& manager, const std::string& kind, json object);
@@ -95,8 +99,9 @@ class SimKube : public kube::KubeClient {
   void maybeFail(const std::string& verb, const std::string& kind, bool afterApply);
   std::optional<kube::ApiError> lostResponse(const std::string& verb, const std::string& kind);
   void count(const std::string& verb, const std::string& kind);
-  kube::Snapshot put(const std::string& kind, json object, kube::WatchEventType type,
-                     std::vector<Event>& events);
+  // Stores a new version: the snapshot and the bytes kept.
+  Encoded put(const std::string& kind, json object, kube::WatchEventType type,
+              std::vector<Event>& events);
   void erase(const std::string& key, std::vector<Event>& events);
   void cascade(const std::string& uid, std::vector<Event>& events);
   void index(const std::string& key, const StoredObject& object, bool add);
@@ -105,7 +110,7 @@ class SimKube : public kube::KubeClient {
   void orphanDependents(const std::string& uid);
   static void validate(const std::string& kind, const json& object);
   template <typename Apply>
-  kube::Snapshot write(const std::string& verb, const std::string& kind, Apply&& apply);
+  auto write(const std::string& verb, const std::string& kind, Apply&& apply);
   void finishIfUnblocked(const std::string& key, std::vector<Event>& events);
   void dispatch(const std::vector<Event>& events);
   void persist(const std::string& op, const std::string& key, const std::string& kind,

@@ -158,6 +158,51 @@ TEST(InformerCacheTest, APackedKindKeepsTheInnerClientsEncoding) {
   EXPECT_EQ(pod["metadata"]["name"], "p");
 }
 
+// An inner client whose status writes answer as the REST client's do: the head of the server's
+// object and its encoding, which the test marks.
+class HeadAnsweringStatusWrites : public HandDeliveredPacks {
+ public:
+  using HandDeliveredPacks::HandDeliveredPacks;
+  Encoded updateStatusEncoded(const std::string& kind, const json& object) override {
+    json whole = *updateStatus(kind, object);
+    json head = whole;
+    head.erase("spec");
+    whole["spec"]["marked"] = true;
+    return {std::make_shared<const json>(std::move(head)), encodingOf(whole)};
+  }
+};
+
+// A status write of a kind kept encoded: the cache keeps the answer's bytes (no document of its
+// spec built) and the writer gets back what it wrote with the server's resourceVersion and
+// status, so that a second write of the same decision is checked against the right version.
+TEST(InformerCacheTest, AStatusWriteKeepsTheAnswersEncodingAndReturnsTheWrittenObject) {
+  ManualClock clock;
+  sim::SimKube server(clock);
+  HeadAnsweringStatusWrites hand(server);
+  InformerCache cache(hand, {"RayJob"}, {{"RayJob", {nullptr, true}}});
+  cache.start(std::chrono::seconds(5));
+  json job = object("a");
+  job["spec"]["entrypoint"] = "python x.py";
+  json written = *cache.create("RayJob", job);
+  written["status"] = {{"jobDeploymentStatus", "Running"}};
+  Snapshot answer = cache.updateStatus("RayJob", written);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ((*answer)["spec"]["entrypoint"], "python x.py") << "the spec written with it";
+  EXPECT_FALSE((*answer)["spec"].contains("marked")) << "not decoded from the encoding";
+  EXPECT_EQ((*answer)["status"]["jobDeploymentStatus"], "Running");
+  EXPECT_NE((*answer)["metadata"]["resourceVersion"], written["metadata"]["resourceVersion"])
+      << "the server's new version";
+  EXPECT_EQ((*answer)["metadata"]["resourceVersion"],
+            (*server.get("RayJob", "ns", "a"))["metadata"]["resourceVersion"]);
+  auto cached = cache.get("RayJob", "ns", "a");
+  ASSERT_TRUE(cached);
+  EXPECT_EQ((*cached)["spec"]["marked"], true) << "the cache keeps the bytes it was handed";
+  EXPECT_EQ((*cached)["status"]["jobDeploymentStatus"], "Running");
+  json again = *answer;
+  again["status"]["jobDeploymentStatus"] = "Complete";
+  EXPECT_NO_THROW(cache.updateStatus("RayJob", again)) << "checked against the new version";
+}
+
 // The REST client hands a packed kind's events over as the object's head and its encoding:
 // listeners hear the head, readers get the whole object.
 TEST(InformerCacheTest, ListenersHearTheHeadAndReadersGetTheWholeObject) {

@@ -46,6 +46,7 @@ class ScriptedServer {
         bhttp::request<bhttp::string_body> req;
         bhttp::read(socket, buffer, req);
         requests.push_back(std::string(req.method_string()) + " " + std::string(req.target()));
+        bodies.push_back(req.body());
         Scripted s = script_.front();
         script_.pop_front();
         bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(s.status), 11};
@@ -62,6 +63,7 @@ class ScriptedServer {
     return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
   }
   std::vector<std::string> requests;
+  std::vector<std::string> bodies;  // of each request, in order
 
  private:
   boost::asio::io_context ioc_;
@@ -355,6 +357,40 @@ TEST(KubeRestClientTest, ACreateAnswerComesBackAsItsHeadAndItsEncoding) {
     EXPECT_NE(std::string(e.what()).find("not JSON"), std::string::npos) << e.what();
   }
   EXPECT_EQ(server.requests.size(), 3u);
+}
+
+// A status write whose answer goes to a cache that keeps it encoded: the same PUT of the status
+// subresource, the answer split; an error is the ApiError updateStatus() gives.
+TEST(KubeRestClientTest, AStatusWriteAnswerComesBackAsItsHeadAndItsEncoding) {
+  const std::string answer =
+      R"({"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"j","namespace":"n",)"
+      R"("uid":"u1","resourceVersion":"12","managedFields":[{"manager":"rayjournal"}]},)"
+      R"("spec":{"entrypoint":"python x.py"},"status":{"jobDeploymentStatus":"Running"}})";
+  ScriptedServer server(
+      {{200, answer},
+       {409, R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})"}});
+  auto client = clientFor(server);
+  json job{{"metadata", {{"name", "j"}, {"namespace", "n"}, {"resourceVersion", "11"}}},
+           {"spec", {{"entrypoint", "python x.py"}}},
+           {"status", {{"jobDeploymentStatus", "Running"}}}};
+  KubeClient::Encoded written = client.updateStatusEncoded("RayJob", job);
+  ASSERT_TRUE(written.object && written.packed);
+  EXPECT_FALSE(written.object->contains("spec"));
+  EXPECT_EQ((*written.object)["metadata"]["resourceVersion"], "12");
+  EXPECT_EQ((*written.object)["status"]["jobDeploymentStatus"], "Running");
+  const json whole = json::from_cbor(*written.packed);
+  EXPECT_EQ(whole["spec"]["entrypoint"], "python x.py");
+  EXPECT_FALSE(whole["metadata"].contains("managedFields"));
+  try {
+    client.updateStatusEncoded("RayJob", job);
+    FAIL() << "a 409 was taken for success";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.code(), 409);
+  }
+  ASSERT_EQ(server.requests.size(), 2u);
+  EXPECT_EQ(server.requests[0].rfind("PUT /apis/ray.io/v1/namespaces/n/rayjobs/j/status?", 0), 0u)
+      << server.requests[0];
+  EXPECT_EQ(server.bodies[0], job.dump()) << "the same bytes as updateStatus() sends";
 }
 
 // An Event's answer is never read: post() does not decode a successful answer (so it cannot
