@@ -116,6 +116,12 @@ kube::Snapshot CountingKubeClient::updateStatus(const std::string& kind, kube::j
                  [&] { return inner_.updateStatus(kind, std::move(object)); });
 }
 
+kube::KubeClient::Encoded CountingKubeClient::updateEncoded(const std::string& kind,
+                                                          kube::json object) {
+  return counted("update", kind, "200",
+                 [&] { return inner_.updateEncoded(kind, std::move(object)); });
+}
+
 kube::KubeClient::Encoded CountingKubeClient::updateStatusEncoded(const std::string& kind,
                                                                 const kube::json& object) {
   return counted("updateStatus", kind, "200",

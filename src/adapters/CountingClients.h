@@ -47,6 +47,7 @@ class CountingKubeClient : public kube::KubeClient {
                                                      std::vector<kube::json> objects) override;
   kube::Snapshot update(const std::string& kind, kube::json object) override;
   kube::Snapshot updateStatus(const std::string& kind, kube::json object) override;
+  Encoded updateEncoded(const std::string& kind, kube::json object) override;
   Encoded updateStatusEncoded(const std::string& kind, const kube::json& object) override;
   void remove(const std::string& kind, const std::string& ns, const std::string& name,
               kube::Propagation p) override;

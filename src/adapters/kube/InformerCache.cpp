@@ -262,9 +262,19 @@ std::vector<std::optional<ApiError>> InformerCache::postAll(const std::string& k
 }
 
 Snapshot InformerCache::update(const std::string& kind, json object) {
-  Snapshot updated = inner_.update(kind, std::move(object));
-  remember(kind, updated);
-  return updated;
+  if (!keptEncoded(kind)) {
+    Snapshot updated = inner_.update(kind, std::move(object));
+    remember(kind, updated);
+    return updated;
+  }
+  Encoded answer = inner_.updateEncoded(kind, std::move(object));
+  if (!answer.packed) {
+    remember(kind, answer.object);
+  } else if (answer.object && answer.object->is_object()) {
+    std::unique_lock lock(mu_);
+    keepNewer(stores_.at(kind), answer.object, answer.packed);
+  }
+  return answer.object;
 }
 
 Snapshot InformerCache::updateStatus(const std::string& kind, json object) {

@@ -59,6 +59,7 @@ class InformerCache : public KubeClient {
   // A cached kind one by one, as post(); others to the inner postAll().
   std::vector<std::optional<ApiError>> postAll(const std::string& kind,
                                                std::vector<json> objects) override;
+  // A kind kept encoded (packed, no transform) keeps the inner client's encoding of the answer.
   Snapshot update(const std::string& kind, json object) override;
   // A kind kept encoded (packed, no transform) takes the answer encoded (updateStatusEncoded):
   // then what it returns is the object written with the server's metadata and status.

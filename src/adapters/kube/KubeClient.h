@@ -113,6 +113,12 @@ class KubeClient {
   virtual Snapshot update(const std::string& kind, json object) = 0;
   // Status subresource write; same preconditions.
   virtual Snapshot updateStatus(const std::string& kind, json object) = 0;
+  // update() for a cache that keeps its objects encoded: same errors; the whole answer, and its
+  // encoding when the client has it at hand (the simulated API server's stored bytes). By
+  // default update()'s answer, no encoding.
+  virtual Encoded updateEncoded(const std::string& kind, json object) {
+    return {update(kind, std::move(object)), nullptr};
+  }
   // updateStatus() for a cache that keeps its objects encoded: same errors, the answer as
   // createEncoded gives it. When it is the head alone, the spec is the one `object` carries (a
   // status write leaves the spec as it was at the resourceVersion it was checked against). By

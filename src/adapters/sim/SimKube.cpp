@@ -464,6 +464,10 @@ kube::Snapshot SimKube::update(const std::string& kind, json input) {
   return updateAs(kOperatorManager, kind, std::move(input));
 }
 
+kube::KubeClient::Encoded SimKube::updateEncoded(const std::string& kind, json input) {
+  return updateEncodedAs(kOperatorManager, kind, std::move(input));
+}
+
 std::string SimKube::specManager(const std::string& kind, const std::string& ns,
                                  const std::string& name) {
   std::lock_guard lock(mu_);
@@ -472,6 +476,11 @@ std::string SimKube::specManager(const std::string& kind, const std::string& ns,
 }
 
 kube::Snapshot SimKube::updateAs(const std::string& manager, const std::string& kind, json input) {
+  return updateEncodedAs(manager, kind, std::move(input)).object;
+}
+
+kube::KubeClient::Encoded SimKube::updateEncodedAs(const std::string& manager,
+                                                   const std::string& kind, json input) {
   return write("update", kind, [&](std::vector<Event>& events) {
     const json current = checkedExisting(kind, input).decode();
     json object = std::move(input);
@@ -490,8 +499,7 @@ kube::Snapshot SimKube::updateAs(const std::string& manager, const std::string& 
       specManagers_[key] = manager;
     }
     object["metadata"]["generation"] = generation;
-    kube::Snapshot result =
-        put(kind, std::move(object), kube::WatchEventType::Modified, events).object;
+    Encoded result = put(kind, std::move(object), kube::WatchEventType::Modified, events);
     finishIfUnblocked(key, events);
     return result;
   });

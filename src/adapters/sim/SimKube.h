@@ -52,9 +52,11 @@ class SimKube : public kube::KubeClient {
   // front keeps them instead of encoding the object again.
   Encoded createEncoded(const std::string& kind, json object) override;
   Encoded updateStatusEncoded(const std::string& kind, const json& object) override;
+  Encoded updateEncoded(const std::string& kind, json object) override;
   kube::Snapshot update(const std::string& kind, json object) override;
   // update() by a named field manager (the simulated Ray autoscaler); update() is the operator's.
   kube::Snapshot updateAs(const std::string& manager, const std::string& kind, json object);
+  Encoded updateEncodedAs(const std::string& manager, const std::string& kind, json object);
   // The manager of the last update that changed the spec (not kept across a restart of the
   // embedded cluster: "" then, as for an object only ever created).
   std::string specManager(const std::string& kind, const std::string& ns,

@@ -163,6 +163,12 @@ TEST(InformerCacheTest, APackedKindKeepsTheInnerClientsEncoding) {
 class HeadAnsweringStatusWrites : public HandDeliveredPacks {
  public:
   using HandDeliveredPacks::HandDeliveredPacks;
+  Encoded updateEncoded(const std::string& kind, json object) override {
+    json whole = *update(kind, std::move(object));
+    json marked = whole;
+    marked["spec"]["marked"] = true;
+    return {std::make_shared<const json>(std::move(whole)), encodingOf(marked)};
+  }
   Encoded updateStatusEncoded(const std::string& kind, const json& object) override {
     json whole = *updateStatus(kind, object);
     json head = whole;
@@ -201,6 +207,26 @@ TEST(InformerCacheTest, AStatusWriteKeepsTheAnswersEncodingAndReturnsTheWrittenO
   json again = *answer;
   again["status"]["jobDeploymentStatus"] = "Complete";
   EXPECT_NO_THROW(cache.updateStatus("RayJob", again)) << "checked against the new version";
+}
+
+// An update of a kind kept encoded: the cache keeps the inner client's bytes, the writer gets
+// the whole answer.
+TEST(InformerCacheTest, AnUpdateKeepsTheAnswersEncoding) {
+  ManualClock clock;
+  sim::SimKube server(clock);
+  HeadAnsweringStatusWrites hand(server);
+  InformerCache cache(hand, {"RayJob"}, {{"RayJob", {nullptr, true}}});
+  cache.start(std::chrono::seconds(5));
+  json job = *cache.create("RayJob", object("a"));
+  job["metadata"]["finalizers"] = {"ray.io/rayjob-finalizer"};
+  Snapshot answer = cache.update("RayJob", job);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ((*answer)["metadata"]["finalizers"].size(), 1u);
+  EXPECT_FALSE((*answer)["spec"].contains("marked"));
+  auto cached = cache.get("RayJob", "ns", "a");
+  ASSERT_TRUE(cached);
+  EXPECT_EQ((*cached)["spec"]["marked"], true) << "the cache keeps the bytes it was handed";
+  EXPECT_EQ((*cached)["metadata"]["finalizers"].size(), 1u);
 }
 
 // The REST client hands a packed kind's events over as the object's head and its encoding:

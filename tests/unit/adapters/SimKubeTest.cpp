@@ -35,6 +35,33 @@ TEST(SimKubeTest, CreateConflictAndGeneration) {
   EXPECT_EQ(afterStatus["metadata"]["generation"], 2) << "status writes do not bump generation";
 }
 
+// A write's encoded answer is the version the server stored: the bytes its watch event carries
+// (one encoding, shared with a cache in front), and they decode to the answer.
+TEST(SimKubeTest, EncodedAnswersAreTheBytesTheServerStored) {
+  ManualClock clock;
+  SimKube kube(clock);
+  std::vector<kube::Packed> heard;
+  kube.watchPacked("RayJob", [&](kube::WatchEventType, const kube::Snapshot&,
+                                 const kube::Packed& p) { heard.push_back(p); });
+  kube::KubeClient::Encoded created = kube.createEncoded("RayJob", object("a"));
+  json changed = *created.object;
+  changed["spec"]["x"] = 2;
+  kube::KubeClient::Encoded updated = kube.updateEncoded("RayJob", changed);
+  json status = *updated.object;
+  status["status"] = {{"phase", "x"}};
+  kube::KubeClient::Encoded written = kube.updateStatusEncoded("RayJob", status);
+  ASSERT_EQ(heard.size(), 3u);
+  int i = 0;
+  for (const auto* answer : {&created, &updated, &written}) {
+    ASSERT_TRUE(answer->object && answer->packed);
+    EXPECT_EQ(answer->packed, heard[i++]) << "the watch event's bytes";
+    EXPECT_EQ(json::from_cbor(*answer->packed), *answer->object);
+  }
+  EXPECT_EQ((*written.object)["spec"]["x"], 2);
+  EXPECT_EQ((*written.object)["status"]["phase"], "x");
+  EXPECT_EQ(*kube.get("RayJob", "default", "a"), *written.object);
+}
+
 // As an API server: generateName gets five random characters, a given name wins, and an object
 // with neither is refused naming both fields.
 TEST(SimKubeTest, GenerateNameIsCompletedByTheServer) {
