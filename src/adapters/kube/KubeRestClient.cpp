@@ -230,12 +230,18 @@ KubeClient::Encoded KubeRestClient::createEncoded(const std::string& kind, json 
   std::string ns = object["metadata"].value("namespace", config_.defaultNamespace);
   const std::string path =
       resourcePath(kind, ns) + "?fieldManager=" + percentEncode(options_.fieldManager);
-  http::HttpResponse res = call("POST", path, object.dump());
+  return encodedAnswerOf("POST", path, kind, call("POST", path, object.dump()));
+}
+
+KubeClient::Encoded KubeRestClient::encodedAnswerOf(const std::string& method,
+                                                    const std::string& path,
+                                                    const std::string& kind,
+                                                    const http::HttpResponse& res) {
   model::SplitObject split;
   if (res.status >= 200 && res.status < 300 && model::splitApiObject(res.body, kind, split))
     return {std::make_shared<const json>(std::move(split.head)),
             std::make_shared<const std::vector<uint8_t>>(std::move(split.encoded))};
-  return {snapshotOf(answerOf("POST", path, res)), nullptr};
+  return {snapshotOf(answerOf(method, path, res)), nullptr};
 }
 
 void KubeRestClient::post(const std::string& kind, json object) {
@@ -303,12 +309,7 @@ std::string KubeRestClient::statusPath(const std::string& kind, const json& obje
 KubeClient::Encoded KubeRestClient::updateStatusEncoded(const std::string& kind,
                                                         const json& object) {
   const std::string path = statusPath(kind, object);
-  http::HttpResponse res = call("PUT", path, object.dump());
-  model::SplitObject split;
-  if (res.status >= 200 && res.status < 300 && model::splitApiObject(res.body, kind, split))
-    return {std::make_shared<const json>(std::move(split.head)),
-            std::make_shared<const std::vector<uint8_t>>(std::move(split.encoded))};
-  return {snapshotOf(answerOf("PUT", path, res)), nullptr};
+  return encodedAnswerOf("PUT", path, kind, call("PUT", path, object.dump()));
 }
 
 void KubeRestClient::remove(const std::string& kind, const std::string& ns, const std::string& name,

@@ -95,6 +95,10 @@ class KubeRestClient : public KubeClient {
                 const std::string& contentType = "application/json");
   // The document of an answer (less managedFields); throws ApiError for one that is not 2xx.
   json answerOf(const std::string& method, const std::string& path, const http::HttpResponse& res);
+  // A write's answer split into its head and CBOR; parsed whole when it cannot be (an error
+  // answer then throws as answerOf()).
+  Encoded encodedAnswerOf(const std::string& method, const std::string& path,
+                          const std::string& kind, const http::HttpResponse& res);
   // The status subresource's path for object (its metadata's namespace and name).
   std::string statusPath(const std::string& kind, const json& object) const;
   // The ApiError for an answer that is not 2xx, with the Status object's reason and message.
