@@ -34,10 +34,14 @@ if [[ "$labels" == *e2e* ]]; then
 fi
 bash scripts/build.sh
 phase "build/ built"
+# The sanitizer passes run the unit and scenario tiers only, and build only their programs
+# (tests/CMakeLists.txt), not the crash simulator and the benchmarks.
 if [ "$sanitize" = 1 ]; then
-  BUILD_DIR=build-sanitize BUILD_TYPE=Debug bash scripts/build.sh -DRAYJOURNAL_SANITIZE=ON
+  TARGETS=unit-and-scenario-programs BUILD_DIR=build-sanitize BUILD_TYPE=Debug \
+    bash scripts/build.sh -DRAYJOURNAL_SANITIZE=ON
   phase "build-sanitize/ built"
-  BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo bash scripts/build.sh -DRAYJOURNAL_TSAN=ON
+  TARGETS=unit-and-scenario-programs BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo \
+    bash scripts/build.sh -DRAYJOURNAL_TSAN=ON
   phase "build-tsan/ built"
 fi
 if [ -n "$components" ]; then
