@@ -156,6 +156,11 @@ json runThroughput(const ThroughputOptions& o) {
            {"api_calls_per_rayjob", calls},
            {"api_calls_per_rayjob_total", double(totalCalls) / o.jobs}};
   (void)sideEffects;
+  // What the simulated cluster still holds at the end (the RayJobs are deleted as they finish).
+  json held = json::object();
+  for (const auto& [kind, counts] : kube.storedByKind())
+    held[kind] = {{"objects", counts.first}, {"bytes", counts.second}};
+  out["simulated_cluster_holds"] = held;
   uint64_t intents = 0;
   journal->scan(0, [&](const wal::Record& r) {
     intents += r.type == wal::RecordType::Intent;

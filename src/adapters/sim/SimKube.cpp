@@ -210,6 +210,17 @@ size_t SimKube::storedBytes() const {
   return total;
 }
 
+std::map<std::string, std::pair<size_t, size_t>> SimKube::storedByKind() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, std::pair<size_t, size_t>> out;
+  for (const auto& [key, stored] : objects_) {
+    auto& [objects, bytes] = out[stored.kind()];
+    ++objects;
+    bytes += stored.bytes();
+  }
+  return out;
+}
+
 std::optional<json> SimKube::get(const std::string& kind, const std::string& ns,
                                  const std::string& name) {
   kube::Snapshot found = getSnapshot(kind, ns, name);
@@ -410,12 +421,12 @@ kube::KubeClient::Encoded SimKube::createEncoded(const std::string& kind, json i
     object["metadata"].erase("deletionTimestamp");
     // The API server ignores a new Pod's status and defaults its phase; the kubelet moves it on.
     if (kind == "Pod") object["status"] = {{"phase", "Pending"}};
-    Encoded result = put(kind, object, kube::WatchEventType::Added, events);
     json created{{"kind", kind},
                  {"namespace", nsOf(object)},
                  {"name", nameOf(object)},
                  {"uid", object["metadata"]["uid"]},
                  {"owners", object["metadata"].value("ownerReferences", json::array())}};
+    Encoded result = put(kind, std::move(object), kube::WatchEventType::Added, events);
     if (kind != "Event") creates_.push_back(json::to_cbor(created));
     if (history_) {
       std::string line = created.dump() + "\n";
@@ -482,14 +493,14 @@ kube::Snapshot SimKube::updateAs(const std::string& manager, const std::string& 
 kube::KubeClient::Encoded SimKube::updateEncodedAs(const std::string& manager,
                                                    const std::string& kind, json input) {
   return write("update", kind, [&](std::vector<Event>& events) {
-    const json current = checkedExisting(kind, input).decode();
+    json current = checkedExisting(kind, input).decode();
     json object = std::move(input);
     object["metadata"]["uid"] = current["metadata"]["uid"];
     object["metadata"]["creationTimestamp"] = current["metadata"]["creationTimestamp"];
     if (current["metadata"].contains("deletionTimestamp"))
       object["metadata"]["deletionTimestamp"] = current["metadata"]["deletionTimestamp"];
     if (current.contains("status"))
-      object["status"] = current["status"];
+      object["status"] = std::move(current["status"]);
     else
       object.erase("status");
     int64_t generation = current["metadata"].value("generation", int64_t(1));

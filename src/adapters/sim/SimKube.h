@@ -89,6 +89,8 @@ class SimKube : public kube::KubeClient {
   std::map<std::string, uint64_t> callCounts() const;
   // The stored objects' serialized bytes, summed (for benchmarks).
   size_t storedBytes() const;
+  // The same by kind: {kind: {objects, bytes}} (what a benchmark's simulated cluster holds).
+  std::map<std::string, std::pair<size_t, size_t>> storedByKind() const;
 
  private:
   struct Event {
