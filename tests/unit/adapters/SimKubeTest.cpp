@@ -35,6 +35,46 @@ TEST(SimKubeTest, CreateConflictAndGeneration) {
   EXPECT_EQ(afterStatus["metadata"]["generation"], 2) << "status writes do not bump generation";
 }
 
+// An update is of the spec and metadata: the status the server holds stays, whatever the request
+// carries, and an update that leaves the spec as it was keeps the generation.
+TEST(SimKubeTest, AnUpdateKeepsTheStoredStatusAndCountsOnlySpecChanges) {
+  ManualClock clock;
+  SimKube kube(clock);
+  kube.create("RayJob", object("a"));
+  json withStatus = *kube.get("RayJob", "default", "a");
+  withStatus["status"] = {{"phase", "Running"}};
+  json stored = *kube.updateStatus("RayJob", withStatus);
+  stored["status"] = {{"phase", "Forged"}};
+  stored["metadata"]["labels"] = {{"l", "v"}};
+  json relabelled = *kube.update("RayJob", stored);
+  EXPECT_EQ(relabelled["status"]["phase"], "Running");
+  EXPECT_EQ(relabelled["metadata"]["labels"]["l"], "v");
+  EXPECT_EQ(relabelled["metadata"]["generation"], 1) << "the spec did not change";
+  relabelled.erase("status");
+  relabelled["spec"]["x"] = 3;
+  json changed = *kube.update("RayJob", relabelled);
+  EXPECT_EQ(changed["status"]["phase"], "Running") << "a request without status keeps it too";
+  EXPECT_EQ(changed["metadata"]["generation"], 2);
+  EXPECT_EQ(*kube.get("RayJob", "default", "a"), changed);
+}
+
+// What a benchmark reports the simulated cluster holding: objects and bytes by kind, the bytes
+// the same as storedBytes() counts.
+TEST(SimKubeTest, StoredByKindCountsEachKindsObjectsAndBytes) {
+  ManualClock clock;
+  SimKube kube(clock);
+  kube.create("RayJob", object("a"));
+  kube.create("Service", object("s1"));
+  kube.create("Service", object("s2"));
+  auto held = kube.storedByKind();
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_EQ(held["RayJob"].first, 1u);
+  EXPECT_EQ(held["Service"].first, 2u);
+  EXPECT_EQ(held["RayJob"].second + held["Service"].second, kube.storedBytes());
+  kube.remove("Service", "default", "s1");
+  EXPECT_EQ(kube.storedByKind()["Service"].first, 1u);
+}
+
 // A write's encoded answer is the version the server stored: the bytes its watch event carries
 // (one encoding, shared with a cache in front), and they decode to the answer.
 TEST(SimKubeTest, EncodedAnswersAreTheBytesTheServerStored) {
