@@ -427,7 +427,10 @@ kube::KubeClient::Encoded SimKube::createEncoded(const std::string& kind, json i
                  {"uid", object["metadata"]["uid"]},
                  {"owners", object["metadata"].value("ownerReferences", json::array())}};
     Encoded result = put(kind, std::move(object), kube::WatchEventType::Added, events);
-    if (kind != "Event") creates_.push_back(json::to_cbor(created));
+    if (kind != "Event") {
+      creates_.push_back(json::to_cbor(created));
+      creates_.back().shrink_to_fit();
+    }
     if (history_) {
       std::string line = created.dump() + "\n";
       std::fwrite(line.data(), 1, line.size(), history_);

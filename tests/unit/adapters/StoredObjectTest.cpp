@@ -28,6 +28,17 @@ TEST(StoredObjectTest, TheBytesDecodeToTheObjectStored) {
   EXPECT_EQ(stored.bytes(), kube::json::to_cbor(pod()).size());
 }
 
+// The store holds a copy of every live object: the encoder's spare capacity (it grows by
+// doubling) was half as much again as the bytes themselves.
+TEST(StoredObjectTest, TheBytesAreKeptWithoutSpareCapacity) {
+  kube::json large = pod();
+  for (int i = 0; i < 50; ++i) large["spec"]["env"].push_back({{"name", "V" + std::to_string(i)}});
+  ASSERT_GT(kube::json::to_cbor(large).capacity(), kube::json::to_cbor(large).size())
+      << "the encoder leaves spare capacity to take away";
+  StoredObject stored("Pod", large);
+  EXPECT_EQ(stored.packed()->capacity(), stored.bytes());
+}
+
 TEST(StoredObjectTest, ItsMetadataIsReadWithoutDecoding) {
   StoredObject stored("Pod", pod());
   EXPECT_EQ(stored.resourceVersion(), "42");
