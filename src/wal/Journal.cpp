@@ -15,10 +15,6 @@ namespace {
 constexpr size_t kMaxGroupWriters = 1024;
 constexpr size_t kPruneBatch = 10000;
 
-std::string encodeCheckpointValue(uint64_t coversThrough, const std::string& state) {
-  return encodeSeqKey(coversThrough) + state;
-}
-
 // The state moved out of the value read, not copied (a state is tens of MB).
 CheckpointData decodeCheckpointValue(uint64_t seq, std::string&& value) {
   if (value.size() < 8) throw CorruptionError(seq, "checkpoint value truncated");
@@ -328,8 +324,10 @@ void Journal::fillAndCollect(Writer& w, std::vector<WriteOp>& ops, uint64_t& byt
     std::string value = encodeRecord(r);
     bytes += value.size();
     if (w.checkpointState && r.type == RecordType::Checkpoint) {
+      // Its value: the seq it covers through (8 bytes), then the state, which the storage
+      // writes from where it is rather than from a copy.
       ops.push_back({Column::Checkpoints, encodeSeqKey(r.seq),
-                     encodeCheckpointValue(w.checkpointCovers, *w.checkpointState)});
+                     encodeSeqKey(w.checkpointCovers), WriteOp::Kind::Put, *w.checkpointState});
       // The heads beside the checkpoint, so that an open reads only the records after it. They
       // may include the rest of this group: noting those again on open changes nothing.
       ObjectHeads heads;

@@ -28,6 +28,9 @@ struct WriteOp {
   std::string key;
   std::string value;
   Kind kind = Kind::Put;
+  // Bytes written after value, not copied into it (a checkpoint's state: tens of MB at 100,000
+  // RayJobs). Borrowed: valid until write() returns.
+  std::string_view valueTail = {};
 };
 
 using ScanVisitor = std::function<bool(std::string_view key, std::string_view value)>;

@@ -8,7 +8,7 @@ void MemoryStorage::apply(Tables& tables, const std::vector<WriteOp>& ops) {
   for (const auto& op : ops) {
     auto& table = tables[static_cast<int>(op.column)];
     if (op.kind == WriteOp::Kind::Put) {
-      table.insert_or_assign(op.key, op.value);
+      table.insert_or_assign(op.key, op.value + std::string(op.valueTail));
     } else {
       table.erase(op.key);
     }
@@ -23,7 +23,13 @@ void MemoryStorage::write(const std::vector<WriteOp>& ops, bool sync) {
     throw JournalError("journal memory: write failed: no space left on device (injected)");
   }
   apply(live_, ops);
-  unsynced_.push_back(ops);
+  // Kept past this call (a power loss drops them): borrowed tails become owned bytes.
+  std::vector<WriteOp> owned = ops;
+  for (auto& op : owned) {
+    op.value.append(op.valueTail);
+    op.valueTail = {};
+  }
+  unsynced_.push_back(std::move(owned));
   if (sync) {
     for (const auto& batch : unsynced_) apply(durable_, batch);
     unsynced_.clear();

@@ -297,11 +297,15 @@ void RocksStorage::write(const std::vector<WriteOp>& ops, bool sync) {
   // Sized once: a batch grown by doubling held up to twice a checkpoint's bytes at the peak.
   // Per entry: a tag, the column and two lengths as varints (at most 1 + 5 + 5 + 5 bytes).
   size_t reserve = 12;  // the batch header: sequence and count
-  for (const auto& op : ops) reserve += 16 + op.key.size() + op.value.size();
+  for (const auto& op : ops) reserve += 16 + op.key.size() + op.value.size() + op.valueTail.size();
   rocksdb::WriteBatch batch(reserve);
   for (const auto& op : ops) {
-    if (op.kind == WriteOp::Kind::Put) {
+    if (op.kind == WriteOp::Kind::Put && op.valueTail.empty()) {
       batch.Put(handle(op.column), op.key, op.value);
+    } else if (op.kind == WriteOp::Kind::Put) {
+      const rocksdb::Slice key(op.key);
+      const rocksdb::Slice value[2] = {op.value, {op.valueTail.data(), op.valueTail.size()}};
+      batch.Put(handle(op.column), rocksdb::SliceParts(&key, 1), rocksdb::SliceParts(value, 2));
     } else {
       batch.Delete(handle(op.column), op.key);
     }

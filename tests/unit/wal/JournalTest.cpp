@@ -10,6 +10,7 @@
 #include "wal/Journal.h"
 #include "wal/JournalError.h"
 #include "wal/MemoryStorage.h"
+#include "wal/RocksStorage.h"
 
 namespace rayjournal::wal {
 namespace {
@@ -348,6 +349,27 @@ TEST(JournalTest, PruneDropsOldRecordsAndTheirIndexEntries) {
   journal = Journal::open(dir.path());
   EXPECT_EQ(journal->firstSeq(), 15u);
   EXPECT_EQ(journal->append(intent("a", "z"), Durability::Sync), 22u);
+}
+
+
+// A checkpoint's state goes to the storage as a borrowed tail of its value, not copied: both
+// storages store value then tail, and neither keeps the borrowed bytes past the write (the
+// memory storage holds unsynced writes until a sync).
+TEST(JournalTest, AValueTailIsStoredAfterTheValueAndNotBorrowedPastTheWrite) {
+  TempDir dir;
+  auto rocks = RocksStorage::open(dir.path(), RocksStorage::Mode::Normal);
+  MemoryStorage memory;
+  for (JournalStorage* storage : std::initializer_list<JournalStorage*>{rocks.get(), &memory}) {
+    std::string state(100000, 's');
+    storage->write({{Column::Checkpoints, "k", "covers", WriteOp::Kind::Put, state}}, false);
+    state.assign(state.size(), 'x');  // the borrowed bytes change after the write
+    storage->sync();
+    EXPECT_EQ(storage->get(Column::Checkpoints, "k"), "covers" + std::string(100000, 's'))
+        << storage->describe();
+  }
+  memory.dropUnsynced();  // a power loss: what is read now is what the sync made durable
+  memory.powerOn();
+  EXPECT_EQ(memory.get(Column::Checkpoints, "k"), "covers" + std::string(100000, 's'));
 }
 
 }  // namespace
