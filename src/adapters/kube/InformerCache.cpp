@@ -60,13 +60,7 @@ InformerCache::Entry InformerCache::Store::keep(const Snapshot& object,
     entry.object = object;
     return entry;
   }
-  Packed packed = encoded;
-  if (!packed) {
-    auto bytes = json::to_cbor(*object);
-    bytes.shrink_to_fit();
-    packed = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
-  }
-  entry.packed = std::move(packed);
+  entry.packed = encoded ? encoded : pack(*object);
   return entry;
 }
 

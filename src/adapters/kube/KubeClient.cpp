@@ -3,6 +3,12 @@
 #include <algorithm>
 
 namespace rayjournal::kube {
+Packed pack(const json& object) {
+  std::vector<uint8_t> bytes = json::to_cbor(object);
+  bytes.shrink_to_fit();
+  return std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+}
+
 std::vector<std::string> ownerUidsOf(const json& object) {
   std::vector<std::string> uids;
   auto meta = object.find("metadata");

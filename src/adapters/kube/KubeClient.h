@@ -49,6 +49,9 @@ using Snapshot = std::shared_ptr<const json>;
 using SnapshotCallback = std::function<void(WatchEventType, const Snapshot&)>;
 // An object's CBOR encoding (nlohmann's to_cbor), shared and never modified.
 using Packed = std::shared_ptr<const std::vector<uint8_t>>;
+// An object's CBOR as a cache or a store keeps it: without the spare capacity the encoder
+// leaves (it grows its buffer by doubling: half as much again, kept for the object's lifetime).
+Packed pack(const json& object);
 using PackedCallback = std::function<void(WatchEventType, const Snapshot&, const Packed&)>;
 inline Snapshot snapshotOf(json object) {
   return std::make_shared<const json>(std::move(object));
