@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the e2e tier's real components into the git-ignored cache .cache/control-plane:
-#   bin/kube-apiserver, bin/kube-controller-manager, bin/kubectl  (k8s.io/kubernetes $K8S_VERSION)
+#   bin/kube-apiserver, bin/kube-controller-manager, bin/kubectl,
+#   bin/kubelet, bin/kube-scheduler, bin/kube-proxy               (k8s.io/kubernetes $K8S_VERSION)
+#   bin/coredns                                                   (github.com/coredns/coredns $COREDNS_VERSION)
+#   bin/local-path-provisioner                   (github.com/rancher/local-path-provisioner $LOCAL_PATH_VERSION)
 #   bin/etcd                                                      (go.etcd.io/etcd/server/v3 $ETCD_VERSION)
 #   bin/helm                                                      (helm.sh/helm/v4 $HELM_VERSION)
 #   ray-venv/                                                     (ray[default]==$RAY_VERSION from PyPI)
@@ -12,13 +15,17 @@ K8S_VERSION=${K8S_VERSION:-1.34.4}
 ETCD_VERSION=${ETCD_VERSION:-3.6.16}
 RAY_VERSION=${RAY_VERSION:-2.60.0}
 HELM_VERSION=${HELM_VERSION:-4.3.2}
+COREDNS_VERSION=${COREDNS_VERSION:-1.12.4}
+LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-0.0.30}
+K8S_COMMANDS=(kube-apiserver kube-controller-manager kubectl kubelet kube-scheduler kube-proxy)
 CACHE=${CONTROL_PLANE_CACHE:-$PWD/.cache/control-plane}
 mkdir -p "$CACHE/bin"
 log() { echo "build-control-plane: $*"; }
 command -v go >/dev/null || { log "needs Go >= 1.24 on PATH (the machine's Go toolchain)"; exit 1; }
 
 k8s_binaries_current() {
-  for b in kube-apiserver kube-controller-manager; do
+  for b in "${K8S_COMMANDS[@]}"; do
+    [ "$b" = kubectl ] && continue
     [ -x "$CACHE/bin/$b" ] || return 1
     "$CACHE/bin/$b" --version 2>/dev/null | grep -q "v$K8S_VERSION\$" || return 1
   done
@@ -27,7 +34,7 @@ k8s_binaries_current() {
 
 build_kubernetes() {
   if k8s_binaries_current; then log "kubernetes v$K8S_VERSION cached"; return; fi
-  log "building kube-apiserver, kube-controller-manager, kubectl v$K8S_VERSION (cold: ~10-20 min)"
+  log "building ${K8S_COMMANDS[*]} v$K8S_VERSION (cold: ~10-20 min)"
   local staging_tag="v0.${K8S_VERSION#1.}" dir="$CACHE/k8sbin-$K8S_VERSION"
   rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
   printf 'module local/k8sbin\n\ngo 1.24.0\n' >go.mod
@@ -39,17 +46,15 @@ build_kubernetes() {
   modules=$(sed -n 's|^[[:space:]]*k8s.io/\([a-z0-9-]*\) => ./staging/src/k8s.io/.*|\1|p' "$gomod")
   [ -n "$modules" ] || { log "no staging modules found in $gomod"; exit 1; }
   for m in $modules; do go mod edit -replace="k8s.io/$m=k8s.io/$m@$staging_tag"; done
-  go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" \
-    "k8s.io/kubernetes/cmd/kube-controller-manager@v$K8S_VERSION" \
-    "k8s.io/kubernetes/cmd/kubectl@v$K8S_VERSION"
+  local c packages=()
+  for c in "${K8S_COMMANDS[@]}"; do packages+=("k8s.io/kubernetes/cmd/$c"); done
+  go get -tool "${packages[@]/%/@v$K8S_VERSION}"
   local minor ldflags="-s -w"
   minor=$(echo "$K8S_VERSION" | cut -d. -f2)
   for kv in "gitVersion=v$K8S_VERSION" gitMajor=1 "gitMinor=$minor" gitTreeState=clean; do
     ldflags="$ldflags -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
   done
-  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$CACHE/bin/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kubectl
+  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$CACHE/bin/" "${packages[@]}"
   cd - >/dev/null
 }
 
@@ -80,6 +85,29 @@ build_helm() {
   cd - >/dev/null
 }
 
+# A Go command built from its module in a wrapper module of its own; a stamp beside the binary
+# records the version, so a second run costs nothing.
+build_go_command() {
+  local name=$1 module=$2 version=$3 package=${4:-$2}
+  local stamp="$CACHE/bin/.$name.version"
+  if [ -x "$CACHE/bin/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then
+    log "$name $version cached"; return
+  fi
+  log "building $name $version"
+  local dir="$CACHE/$name-$version"
+  rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+  printf 'module local/%sbin\n\ngo 1.24.0\n' "$name" >go.mod
+  go get -tool "$package@v$version"
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$CACHE/bin/$name" "$package"
+  echo "$version" >"$stamp"
+  cd - >/dev/null
+}
+
+build_node_services() {
+  build_go_command coredns github.com/coredns/coredns "$COREDNS_VERSION"
+  build_go_command local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION"
+}
+
 install_ray() {
   local venv="$CACHE/ray-venv"
   if [ -x "$venv/bin/ray" ] && "$venv/bin/python" -c "import ray,sys; sys.exit(ray.__version__ != '$RAY_VERSION')" 2>/dev/null; then
@@ -93,11 +121,12 @@ install_ray() {
 
 parts=${1:-all}
 case "$parts" in
-  all) build_etcd; build_kubernetes; build_helm; install_ray ;;
+  all) build_etcd; build_kubernetes; build_helm; build_node_services; install_ray ;;
+  node) build_node_services ;;
   helm) build_helm ;;
   kubernetes) build_kubernetes ;;
   etcd) build_etcd ;;
   ray) install_ray ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|helm|ray]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|helm|node|ray]" >&2; exit 2 ;;
 esac
 log "done: $(ls "$CACHE/bin" | tr '\n' ' ')"

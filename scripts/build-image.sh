@@ -12,34 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 IMAGE=${IMAGE:-localhost/rayjournal/operator:dev}
 log() { echo "build-image: $*" >&2; }
-# runc: Debian's default crun refuses this kind of machine's hybrid cgroup layout.
-bash scripts/setup-deps.sh podman runc mmdebstrap >&2
-# The sandbox has no CAP_SYS_RESOURCE: a container may not raise its limits above the shell's.
-PODMAN_RUN_FLAGS=(--runtime runc --ulimit nofile=16384:16384 --ulimit nproc=8192:8192)
-MIRRORS=("deb http://deb.debian.org/debian bookworm main"
-  "deb http://deb.debian.org/debian bookworm-updates main"
-  "deb http://deb.debian.org/debian-security bookworm-security main")
-SLIM_EXCLUDES=(--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
-  --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
-  --dpkgopt='path-exclude=/usr/share/info/*')
-
-make_base() {  # name, extra mmdebstrap options...
-  local name=$1; shift
-  if [ "${REBUILD_BASES:-0}" != 1 ] && podman image exists "$name"; then return; fi
-  local tar
-  tar=$(mktemp --suffix=.tar)
-  log "making $name from Debian packages (mmdebstrap, minbase)"
-  mmdebstrap --quiet --variant=minbase "$@" bookworm "$tar" "${MIRRORS[@]}"
-  podman import --quiet "$tar" "$name" >/dev/null
-  rm -f "$tar"
-}
-
+# The bases, runc and the podman flags these machines need: scripts/image-bases.sh.
+source scripts/image-bases.sh
 started=$(date +%s)
-make_base localhost/debian:bookworm &
-full=$!
-make_base localhost/debian:bookworm-slim "${SLIM_EXCLUDES[@]}" &
-slim=$!
-wait "$full" && wait "$slim"
+make_bases
 log "building $IMAGE from deploy/Dockerfile"
 podman build "${PODMAN_RUN_FLAGS[@]}" --network host --pull=never --layers \
   -f deploy/Dockerfile -t "$IMAGE" .

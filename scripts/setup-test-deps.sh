@@ -8,7 +8,8 @@
 # tests/kuberay-e2e (Pod network namespaces, probes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup-deps.sh --and chromium chromium-driver tmux podman runc mmdebstrap iproute2 wget
+bash scripts/setup-deps.sh --and chromium chromium-driver tmux podman runc mmdebstrap iproute2 wget \
+  containerd containernetworking-plugins conntrack iptables redis-server
 selenium=4.35.0  # the newest whose dependencies the index here serves (4.52 wants certifi 2026.10.23)
 venv=.cache/ui-venv
 if ! "$venv/bin/python" -c "import selenium, sys; sys.exit(selenium.__version__ != '$selenium')" 2>/dev/null; then
