@@ -28,7 +28,25 @@ install_operator() {
     --namespace rayjournal-system --create-namespace \
     --set image.repository="${OPERATOR_IMAGE%:*}" --set image.tag="${OPERATOR_IMAGE##*:}" \
     --set image.pullPolicy=IfNotPresent --set journal.size=1Gi "$@"
-  kube -n rayjournal-system rollout status statefulset --timeout=180s
+  wait_operator_ready
+}
+
+# Every replica at the chart's revision and one Ready: the leader (standbys waiting for the Lease
+# are not Ready until they lead).
+wait_operator_ready() {
+  local deadline=$(($(date +%s) + 240)) state
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    state=$(kube -n rayjournal-system get statefulset rayjournal-operator -o \
+      jsonpath='{.spec.replicas} {.status.updatedReplicas} {.status.readyReplicas} {.status.currentRevision} {.status.updateRevision}')
+    read -r want updated ready current update <<<"$state"
+    if [ "${updated:-0}" = "$want" ] && [ "${ready:-0}" -ge 1 ] && [ "$current" = "$update" ]; then
+      log "operator Ready ($ready of $want replicas Ready)"; return
+    fi
+    sleep 1
+  done
+  kube -n rayjournal-system get pods -o wide >&2 || true
+  kube -n rayjournal-system logs statefulset/rayjournal-operator --tail=40 >&2 || true
+  log "the operator's StatefulSet was not Ready within 240 s"; exit 1
 }
 
 case "${1:-}" in

@@ -23,6 +23,8 @@ source scripts/image-bases.sh
 make_bases
 pip_cache=${PIP_CACHE_DIR:-$HOME/.cache/pip}
 mkdir -p "$pip_cache"
+host_ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
+[ -s "$host_ca" ] || host_ca=/dev/null
 images=("$@")
 [ ${#images[@]} -gt 0 ] || images=("${!DOCKERFILE[@]}" "$HELPER")
 for image in "${images[@]}"; do
@@ -31,7 +33,7 @@ for image in "${images[@]}"; do
     podman tag localhost/debian:bookworm-slim "$HELPER"
   elif [ -n "${DOCKERFILE[$image]:-}" ]; then
     podman build "${PODMAN_RUN_FLAGS[@]}" --network host --pull=never --layers --quiet \
-      -v "$pip_cache:/root/.cache/pip" \
+      -v "$pip_cache:/root/.cache/pip" -v "$host_ca:/run/host-ca.crt:ro" \
       -f "scripts/node/images/${DOCKERFILE[$image]}.Dockerfile" -t "$image" . >/dev/null
   else
     log "no recipe for $image (known: ${!DOCKERFILE[*]} $HELPER)"; exit 2

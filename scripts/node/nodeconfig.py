@@ -10,7 +10,7 @@ import subprocess
 NODE_IP = os.environ.get("NODE_IP", "172.29.0.1")
 NODE_LINK = "rjnode0"        # a dummy link that holds NODE_IP
 POD_BRIDGE = "rjcni0"        # the CNI bridge of the pods
-POD_CIDR = "10.244.0.0/24"
+POD_CIDR = "10.246.0.0/24"  # the kubelet stand-in of tests/kuberay-e2e has 10.244.0.0/16
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"     # the `kubernetes` Service
 CNI_NETWORK = "rayjournal-node"

@@ -55,10 +55,7 @@ bool becomeLeader(kube::LeaderElector& leader) {
 }
 
 int shardIndexOf(const KubeOptions& options) {
-  if (options.shardIndex >= 0) return options.shardIndex;
-  const char* host = std::getenv("HOSTNAME");
-  int ordinal = host ? ordinalOf(host) : -1;
-  return ordinal >= 0 ? ordinal : 0;
+  return shardIndexFor(options.shardIndex, options.shardCount, std::getenv("HOSTNAME"));
 }
 
 // What one run against a cluster holds, from connection to shutdown.
@@ -72,9 +69,11 @@ struct KubeSession {
   runtime::Stack* stack = nullptr;
   controller::RecoveryReport recovery;
   std::atomic<bool> recovered{false};
+  std::atomic<bool> journalOpen{false};  // s.journal may be read from other threads once true
+  std::atomic<bool> waitingForJournalLock{false};
 };
 
-// The API server and the journal; returns the exit code of a failure, 0 when connected.
+// The API server; returns the exit code of a failure, 0 when connected.
 int connect(const KubeOptions& options, int shardIndex, KubeSession& s) {
   try {
     s.config = kube::KubeConfig::resolve(options.kubeconfig, options.context);
@@ -109,9 +108,20 @@ int connect(const KubeOptions& options, int shardIndex, KubeSession& s) {
                   s.config.source, e.what());
     return 5;
   }
+  return 0;
+}
+
+// Opens the journal, waiting (not ready, and saying so) while another process holds it: the old
+// container of a force-deleted Pod may still run on the same volume. The exit code of a failure.
+int openJournal(const KubeOptions& options, KubeSession& s, StartupWatch& watch) {
+  watch.phase("opening the journal " + options.journalDir);
+  LockWait lockWait{[] { return gSignal == 0; },
+                    [&s](bool waiting) { s.waitingForJournalLock = waiting; }};
   int code = 0;
-  s.journal = openJournalOrLog(options.journalDir, options.salvageJournal, code);
-  return code;
+  s.journal = openJournalOrLog(options.journalDir, options.salvageJournal, code, &lockWait);
+  if (!s.journal) return gSignal ? 0 : code;
+  s.journalOpen = true;
+  return 0;
 }
 
 // With more than one shard, each replica holds the Leases of its shards and acts only for them.
@@ -209,8 +219,7 @@ int runAgainstKubernetes(const KubeOptions& options) {
   std::signal(SIGTERM, onStopSignal);
   KubeSession s;
   StartupWatch watch([] { return int(gSignal); });
-  watch.phase("connecting to the Kubernetes API server and opening the journal " +
-              options.journalDir);
+  watch.phase("connecting to the Kubernetes API server");
   int shardIndex = shardIndexOf(options);
   if (int failed = connect(options, shardIndex, s)) return failed;
   runtime::StackOptions stackOptions = options.stack;
@@ -223,10 +232,17 @@ int runAgainstKubernetes(const KubeOptions& options) {
   auto status = startStatusServer(
       options.metricsAddress, s.metrics,
       [&s] {
-        return s.recovered && s.kube->synced() && !gLostLeadership && !s.journal->unwritable();
+        return s.journalOpen && s.recovered && s.kube->synced() && !gLostLeadership &&
+               !s.journal->unwritable();
       },
-      serving);
+      serving,
+      [&s, dir = options.journalDir]() -> std::string {
+        if (!s.waitingForJournalLock) return "";
+        return "waiting for the journal " + dir + ": another process holds its lock";
+      });
   if (!serving) return 2;
+  if (int failed = openJournal(options, s, watch)) return failed;
+  if (!s.journal) return 0;  // stopped by a signal while waiting for the lock
   auto history = startHistoryUi(options.ui, *s.journal, serving);
   if (!serving) return 2;
   if (options.leaderElect && !s.shards) {

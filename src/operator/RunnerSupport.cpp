@@ -2,19 +2,56 @@
 
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 #include "events/JournalBodies.h"
 #include "wal/JournalError.h"
 
 namespace rayjournal::operator_ {
 
+namespace {
+
+// Opens the journal, waiting while another process holds its lock if lockWait says so.
+std::unique_ptr<wal::Journal> openWaitingForLock(const std::string& dir, bool salvage,
+                                                 const LockWait* lockWait) {
+  wal::JournalOptions jo;
+  jo.salvage = salvage;
+  auto waitStarted = std::chrono::steady_clock::now();
+  auto lastSaid = waitStarted;
+  bool waiting = false;
+  for (;;) {
+    try {
+      auto journal = wal::Journal::open(dir, events::journalOptions(jo));
+      if (waiting) {
+        std::chrono::duration<double> waited = std::chrono::steady_clock::now() - waitStarted;
+        spdlog::info("journal {}: the lock is ours after {:.1f} s; the other process is gone",
+                     dir, waited.count());
+        lockWait->onWaiting(false);
+      }
+      return journal;
+    } catch (const wal::JournalLockedError& e) {
+      if (!lockWait || !lockWait->keepWaiting()) throw;
+      auto now = std::chrono::steady_clock::now();
+      if (!waiting || now - lastSaid >= lockWait->remindEvery) {
+        spdlog::warn("{}; waiting for it to exit before reading or acting (not ready until then)",
+                     e.what());
+        lastSaid = now;
+      }
+      if (!waiting) lockWait->onWaiting(true);
+      waiting = true;
+      std::this_thread::sleep_for(lockWait->poll);
+    }
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<wal::Journal> openJournalOrLog(const std::string& dir, bool salvage,
-                                               int& exitCode) {
+                                               int& exitCode, const LockWait* lockWait) {
   std::unique_ptr<wal::Journal> journal;
   exitCode = 0;
   try {
-    wal::JournalOptions jo;
-    jo.salvage = salvage;
-    journal = wal::Journal::open(dir, events::journalOptions(jo));
+    journal = openWaitingForLock(dir, salvage, lockWait);
   } catch (const wal::JournalFullError& e) {
     spdlog::error("cannot start: the disk holding the journal is full ({}); nothing journaled "
                   "was lost: free space (or grow the volume) and start again",
@@ -76,10 +113,12 @@ HistoryUiServer startHistoryUi(const HistoryUiAddress& options, wal::Journal& jo
 }
 
 std::unique_ptr<StatusServer> startStatusServer(const std::string& address, Metrics& metrics,
-                                                std::function<bool()> ready, bool& ok) {
+                                                std::function<bool()> ready, bool& ok,
+                                                std::function<std::string()> notReadyReason) {
   ok = true;
   if (address.empty()) return nullptr;
   auto status = std::make_unique<StatusServer>(address, metrics, std::move(ready));
+  if (notReadyReason) status->explainNotReady(std::move(notReadyReason));
   try {
     status->start();
   } catch (const std::exception& e) {

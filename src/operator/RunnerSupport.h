@@ -2,6 +2,7 @@
 // user-facing messages, and starting the metrics/probe server. Blocking; not thread-safe.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,10 +19,21 @@ namespace rayjournal::operator_ {
 inline constexpr int kExitJournalUnusable = 3;  // corrupt, locked or unreadable journal
 inline constexpr int kExitJournalDiskFull = 6;  // no space to start (nothing was lost)
 
+// How openJournalOrLog waits while another process holds the journal's lock (a forced Pod
+// deletion starts the replacement while the old container still runs, on the same volume).
+struct LockWait {
+  std::function<bool()> keepWaiting;             // false (a stop signal): give up
+  std::function<void(bool waiting)> onWaiting;   // true when the wait starts, false when it ends
+  std::chrono::milliseconds poll{250};
+  std::chrono::seconds remindEvery{30};          // the log repeats the wait this often
+};
+
 // Logs why and returns nullptr when the journal cannot be opened, with the exit code to use
-// (kExitJournalDiskFull for a full disk, else kExitJournalUnusable); logs a salvage.
+// (kExitJournalDiskFull for a full disk, else kExitJournalUnusable); logs a salvage. With a
+// LockWait, a journal locked by another process is waited for (blocking, polled) instead of
+// refused: the process neither reads nor writes it until that process has exited.
 std::unique_ptr<wal::Journal> openJournalOrLog(const std::string& dir, bool salvage,
-                                               int& exitCode);
+                                               int& exitCode, const LockWait* lockWait = nullptr);
 
 // The runner's upkeep options with the stack's in-doubt intents and the clock filled in.
 UpkeepOptions upkeepFor(UpkeepOptions options, runtime::Stack& stack, const Clock& clock);
@@ -39,6 +51,7 @@ HistoryUiServer startHistoryUi(const HistoryUiAddress& options, wal::Journal& jo
 
 // nullptr with ok=true when address is empty; nullptr with ok=false (logged) when it cannot bind.
 std::unique_ptr<StatusServer> startStatusServer(const std::string& address, Metrics& metrics,
-                                                std::function<bool()> ready, bool& ok);
+                                                std::function<bool()> ready, bool& ok,
+                                                std::function<std::string()> notReadyReason = nullptr);
 
 }  // namespace rayjournal::operator_

@@ -71,4 +71,11 @@ int ordinalOf(const std::string& podName) {
   return std::stoi(tail);
 }
 
+int shardIndexFor(int flagIndex, int shardCount, const char* hostname) {
+  if (flagIndex >= 0) return flagIndex;
+  if (shardCount <= 1) return 0;
+  int ordinal = hostname ? ordinalOf(hostname) : -1;
+  return ordinal >= 0 ? ordinal : 0;
+}
+
 }  // namespace rayjournal::operator_

@@ -40,4 +40,9 @@ class ShardLeases {
 // The shard index from a StatefulSet pod name ("rayjournal-operator-2" -> 2); -1 if none.
 int ordinalOf(const std::string& podName);
 
+// This replica's shard: the --shard-index flag when set (>= 0), else with more than one shard the
+// ordinal of the pod name (hostname, may be null), else 0: with one shard every replica is a
+// candidate for the one leader Lease, so rayjournal-operator-1 is a standby, not shard 1.
+int shardIndexFor(int flagIndex, int shardCount, const char* hostname);
+
 }  // namespace rayjournal::operator_

@@ -50,13 +50,17 @@ class Session;
 namespace {
 
 // The operator's status endpoints as a handler.
-HttpHandler statusHandler(Metrics& metrics, std::function<bool()> ready) {
-  return [&metrics, ready = std::move(ready)](const std::string& target) -> HttpAnswer {
+// why: the reason /readyz gives when it names one ("" for the general one).
+HttpHandler statusHandler(Metrics& metrics, std::function<bool()> ready,
+                          std::shared_ptr<std::function<std::string()>> why) {
+  return [&metrics, ready = std::move(ready), why](const std::string& target) -> HttpAnswer {
     if (target == "/metrics")
       return {200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()};
     if (target == "/healthz" || target == "/livez") return {200, "text/plain; charset=utf-8", "ok\n"};
     if (target == "/readyz") {
       if (ready()) return {200, "text/plain; charset=utf-8", "ok\n"};
+      if (std::string reason = *why ? (*why)() : ""; !reason.empty())
+        return {503, "text/plain; charset=utf-8", "not ready: " + reason + "\n"};
       return {503, "text/plain; charset=utf-8",
               "not ready: recovering, caches not synced, or the journal cannot be written\n"};
     }
@@ -201,9 +205,13 @@ void StatusServer::Impl::shutDown() {
 
 StatusServer::StatusServer(std::string address, Metrics& metrics, std::function<bool()> ready,
                            std::chrono::milliseconds ioTimeout, std::size_t maxConnections)
-    : impl_(std::make_unique<Impl>(statusHandler(metrics, std::move(ready)), ioTimeout,
+    : impl_(std::make_unique<Impl>(statusHandler(metrics, std::move(ready), why_), ioTimeout,
                                    std::max<std::size_t>(1, maxConnections))),
       address_(std::move(address)) {}
+
+void StatusServer::explainNotReady(std::function<std::string()> why) {
+  *why_ = std::move(why);
+}
 
 StatusServer::StatusServer(std::string address, std::string purpose, HttpHandler handler,
                            std::chrono::milliseconds ioTimeout, std::size_t maxConnections)

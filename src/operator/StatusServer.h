@@ -44,6 +44,9 @@ class StatusServer {
                std::chrono::milliseconds ioTimeout = std::chrono::seconds(5),
                std::size_t maxConnections = 256);
   ~StatusServer();
+  // Before start(): the reason /readyz names while not ready, when why() returns one ("" keeps
+  // the general answer). Runs on the server's thread.
+  void explainNotReady(std::function<std::string()> why);
   void start();
   void stop();
   int port() const { return port_; }
@@ -51,6 +54,8 @@ class StatusServer {
   struct Impl;
 
  private:
+  std::shared_ptr<std::function<std::string()>> why_ =
+      std::make_shared<std::function<std::string()>>();
   std::unique_ptr<Impl> impl_;
   std::string address_;
   std::string purpose_ = "metrics and probes";

@@ -20,6 +20,14 @@ class JournalFullError : public JournalError {
   using JournalError::JournalError;
 };
 
+// Another process holds the journal directory's lock (a second operator on the same volume: a
+// forced Pod deletion starts the replacement before the old container has stopped). Nothing was
+// read or written; opening again once that process is gone succeeds.
+class JournalLockedError : public JournalError {
+ public:
+  using JournalError::JournalError;
+};
+
 // A record that cannot be trusted: checksum mismatch, truncated value, undecodable body, or a
 // storage-level corruption. seq is the first affected record (0 when storage cannot tell).
 class CorruptionError : public JournalError {

@@ -242,7 +242,7 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
     }
     if (status.IsIOError() && text.find("lock") != std::string::npos) {
       std::string owner = readOwner(dir);
-      throw JournalError("journal " + dir + " is locked by another process" +
+      throw JournalLockedError("journal " + dir + " is locked by another process" +
                          (owner.empty() ? std::string() : " (" + owner + ")") +
                          "; only one operator may use a journal directory at a time");
     }

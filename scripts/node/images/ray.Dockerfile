@@ -7,9 +7,11 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
       python3 python3-pip python-is-python3 wget curl ca-certificates procps sudo \
     && rm -rf /var/lib/apt/lists/*
 ARG RAY_VERSION=2.60.0
-# The host's pip cache is mounted by scripts/node/build-images.sh: the wheels the control-plane
-# build already downloaded are not fetched again.
-RUN pip install --break-system-packages --disable-pip-version-check -q \
+# scripts/node/build-images.sh mounts the host's pip cache (the wheels the control-plane build
+# already downloaded are not fetched again) and the host's CA bundle (a machine whose egress
+# goes through a TLS-inspecting proxy trusts its CA there); neither stays in the image.
+RUN if [ -s /run/host-ca.crt ]; then export PIP_CERT=/run/host-ca.crt; fi \
+    && pip install --break-system-packages --disable-pip-version-check -q \
       "ray[default]==${RAY_VERSION}" \
     && ray --version
 RUN useradd --uid 1000 --gid 100 --create-home --shell /bin/bash ray \

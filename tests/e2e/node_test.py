@@ -1,0 +1,302 @@
+"""e2e tier on the real node (scripts/cluster.sh: kubelet, containerd, kube-scheduler, kube-proxy,
+CoreDNS, the local-path provisioner): the operator as users deploy it, the Helm chart's
+StatefulSet, with real Ray in real containers. Usage: node_test.py REPO_ROOT
+
+- RayJobs of the four submission modes complete while the operator's Pod is force-deleted (the
+  StatefulSet controller brings rayjournal-operator-0 back on the same claim) and, separately, its
+  container is SIGKILLed through containerd: one RayCluster, one submitter Job and one Ray
+  submission each; `kubectl exec ... rayjournal-replay verify/timeline` read the journal.
+- A second operator forced onto the same journal volume while the first runs waits for the lock,
+  says so in its log and its readiness, and takes over once the first is gone; the journal's
+  epochs never interleave.
+- Two replicas with --leader-elect: deleting the leader's Pod hands the Lease to the standby,
+  which finishes a RayJob created after the handover.
+The cluster is brought up by this test if it is not (scripts/cluster.sh up) and left up; the
+e2e.node_down test takes it down and checks that nothing is left behind.
+"""
+import json
+import os
+import ssl
+import subprocess
+import sys
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+ROOT = sys.argv[1]
+CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
+NS_OP = "rayjournal-system"
+STS = "rayjournal-operator"
+RAY_IMAGE = "docker.io/rayproject/ray:2.60.0"
+JOURNAL = "/var/lib/rayjournal/journal"
+SOCKET = os.path.join(os.environ.get("NODE_RUN", "/run/rayjournal-node"), "containerd.sock")
+MODES = {"k8sjob": "K8sJobMode", "http": "HTTPMode", "sidecar": "SidecarMode",
+         "interactive": "InteractiveMode"}
+ENTRYPOINT = "python -c \"import ray, time; ray.init(); time.sleep({s}); print('done')\""
+
+
+def wait_until(what, predicate, timeout, interval=0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"{what}: not within {timeout} s (last: {last!r})")
+
+
+def cluster(*args):
+    done = subprocess.run(["bash", os.path.join(ROOT, "scripts/cluster.sh"), *args],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise AssertionError(f"cluster.sh {' '.join(args)}: exit {done.returncode}\n"
+                             f"{done.stderr[-4000:]}")
+    return done.stdout
+
+
+def kubectl(*args, check=True, input=None):
+    done = subprocess.run([f"{CACHE}/bin/kubectl", *args], capture_output=True, text=True,
+                          input=input, env={**os.environ, "KUBECONFIG": KUBECONFIG})
+    if check and done.returncode:
+        raise AssertionError(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
+    return done
+
+
+def get(kind, ns, name=None, selector=None):
+    args = ["-n", ns, "get", kind, "-o", "json"]
+    if name:
+        args.insert(3, name)
+    if selector:
+        args += ["-l", selector]
+    done = kubectl(*args, check=False)
+    if done.returncode:
+        return None
+    return json.loads(done.stdout)
+
+
+def rayjob(ns, name, mode, seconds):
+    head = {"rayStartParams": {"num-cpus": "1", "dashboard-host": "0.0.0.0"},
+            "template": {"spec": {"containers": [{
+                "name": "ray-head", "image": RAY_IMAGE,
+                "resources": {"requests": {"cpu": "100m", "memory": "512Mi"},
+                              "limits": {"cpu": "1", "memory": "2Gi"}}}]}}}
+    spec = {"submissionMode": mode, "shutdownAfterJobFinishes": False,
+            "rayClusterSpec": {"headGroupSpec": head}}
+    if mode != "InteractiveMode":
+        spec["entrypoint"] = ENTRYPOINT.format(s=seconds)
+    if mode == "K8sJobMode":
+        spec["submitterPodTemplate"] = {"spec": {"restartPolicy": "Never", "containers": [{
+            "name": "ray-job-submitter", "image": RAY_IMAGE,
+            "resources": {"requests": {"cpu": "50m", "memory": "200Mi"},
+                          "limits": {"cpu": "500m", "memory": "1Gi"}}}]}}
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": name, "namespace": ns}, "spec": spec}
+
+
+def operator_pod(index=0):
+    return get("pod", NS_OP, f"{STS}-{index}")
+
+
+def pod_ready(pod):
+    if not pod or pod["metadata"].get("deletionTimestamp"):
+        return False
+    conds = pod.get("status", {}).get("conditions", [])
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conds)
+
+
+def container_id(pod):
+    return pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
+
+
+def replay(pod_name, *args, check=True):
+    return kubectl("-n", NS_OP, "exec", pod_name, "--", "rayjournal-replay", "--journal", JOURNAL,
+                   *args, check=check)
+
+
+def ray_jobs_of(ns, cluster_name):
+    """The Ray jobs the cluster's head knows, through the API server's service proxy."""
+    svc = f"{cluster_name}-head-svc"
+    done = kubectl("get", "--raw", f"/api/v1/namespaces/{ns}/services/{svc}:8265/proxy/api/jobs/")
+    return json.loads(done.stdout)
+
+
+KUBECONFIG = None
+
+
+def api_get(path):
+    """(status, body) of a GET through the API server as the cluster's admin, whatever the
+    status (kubectl --raw hides the body of an error)."""
+    pki = os.path.join(os.environ.get("NODE_ROOT", "/var/lib/rayjournal-node"), "pki")
+    context = ssl.create_default_context(cafile=f"{pki}/ca.crt")
+    context.load_cert_chain(f"{pki}/admin.crt", f"{pki}/admin.key")
+    server = json.loads(kubectl("config", "view", "-o", "json").stdout)["clusters"][0]
+    try:
+        with urllib.request.urlopen(server["cluster"]["server"] + path, context=context,
+                                    timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def setUpModule():
+    global KUBECONFIG
+    out = cluster("up")
+    KUBECONFIG = out.strip().splitlines()[-1].split("=", 1)[1]
+    cluster("images", RAY_IMAGE)
+    cluster("install-operator", "--set", "replicas=1", "--set", "logging.format=text")
+
+
+class StatefulSetTest(unittest.TestCase):
+    def setUp(self):
+        self.ns = f"node-{self._testMethodName[5:20].replace('_', '-')}-{int(time.time()) % 10000}"
+        kubectl("create", "namespace", self.ns)
+
+    def apply(self, obj):
+        kubectl("apply", "-f", "-", input=json.dumps(obj))
+
+    def status(self, name):
+        job = get("rayjob", self.ns, name)
+        return (job or {}).get("status", {})
+
+    def wait_status(self, name, deployment, timeout=300):
+        return wait_until(f"{self.ns}/{name} {deployment}", lambda: (
+            lambda s: s if s.get("jobDeploymentStatus") == deployment else None)(
+            self.status(name)), timeout, 1)
+
+    def force_delete_operator(self):
+        old = operator_pod()
+        kubectl("-n", NS_OP, "delete", "pod", f"{STS}-0", "--grace-period=0", "--force")
+        return wait_until("a new Ready rayjournal-operator-0", lambda: (
+            lambda p: p if pod_ready(p) and p["metadata"]["uid"] != old["metadata"]["uid"]
+            else None)(operator_pod()), 180)
+
+    def kill_operator_container(self):
+        pod = operator_pod()
+        restarts = pod["status"]["containerStatuses"][0]["restartCount"]
+        subprocess.run(["ctr", "--address", SOCKET, "-n", "k8s.io", "tasks", "kill", "-s",
+                        "SIGKILL", container_id(pod)], check=True, capture_output=True)
+        return wait_until("the killed container restarted and Ready", lambda: (
+            lambda p: p if pod_ready(p) and
+            p["status"]["containerStatuses"][0]["restartCount"] > restarts else None)(
+            operator_pod()), 180)
+
+    def submit_interactive(self, name):
+        s = self.wait_status(name, "Waiting")
+        head = wait_until("the interactive cluster's head Ready", lambda: (
+            lambda pods: pods if pods and pod_ready(pods[0]) else None)(
+            get("pod", self.ns, selector=f"ray.io/cluster={s['rayClusterName']},"
+                "ray.io/node-type=head")["items"]), 300)
+        kubectl("-n", self.ns, "exec", head[0]["metadata"]["name"], "--", "ray", "job", "submit",
+                "--submission-id", f"{name}-by-hand", "--no-wait", "--",
+                "python", "-c", "print('interactive')")
+        kubectl("-n", self.ns, "patch", "rayjob", name, "--type=merge",
+                "-p", json.dumps({"spec": {"jobId": f"{name}-by-hand"}}))
+
+    def check_one_of_each(self, name, mode):
+        s = self.status(name)
+        self.assertEqual((s.get("jobStatus"), s.get("failed", 0)), ("SUCCEEDED", 0), (name, s))
+        clusters = get("raycluster", self.ns, selector=f"ray.io/originated-from-cr-name={name}")
+        self.assertEqual([c["metadata"]["name"] for c in clusters["items"]],
+                         [s["rayClusterName"]], f"{name}: one RayCluster")
+        if mode == "K8sJobMode":
+            jobs = get("job", self.ns)["items"]
+            self.assertEqual([j["metadata"]["name"] for j in jobs
+                              if j["metadata"]["name"].startswith(name)], [name])
+        submissions = [j.get("submission_id") for j in ray_jobs_of(self.ns, s["rayClusterName"])]
+        self.assertEqual(submissions, [s["jobId"]], f"{name}: one Ray submission")
+
+    def epochs_in_order(self, pod_name):
+        lines = replay(pod_name, "-o", "json", "export").stdout.splitlines()
+        records = sorted((json.loads(line) for line in lines if line.strip()),
+                         key=lambda r: r["seq"])
+        epochs = [r["epoch"] for r in records]
+        self.assertEqual(epochs, sorted(epochs), "records of an older epoch after a newer one")
+        return sorted(set(epochs))
+
+    def test_four_modes_survive_a_forced_delete_and_a_runtime_kill(self):
+        for short, mode in MODES.items():
+            self.apply(rayjob(self.ns, short, mode, seconds=40))
+        for short in ("k8sjob", "http", "sidecar"):
+            self.wait_status(short, "Running")
+        epochs_before = self.epochs_in_order(f"{STS}-0")
+        new = self.force_delete_operator()
+        log = kubectl("-n", NS_OP, "logs", new["metadata"]["name"]).stdout
+        self.assertIn("recover", log.lower())
+        self.kill_operator_container()
+        self.submit_interactive("interactive")
+        for short, mode in MODES.items():
+            self.wait_status(short, "Complete", 400)
+            self.check_one_of_each(short, mode)
+        verify = replay(f"{STS}-0", "verify", check=False)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        timeline = replay(f"{STS}-0", "timeline", f"{self.ns}/k8sjob").stdout
+        self.assertIn(f"{self.ns}/k8sjob", timeline)
+        epochs_after = self.epochs_in_order(f"{STS}-0")
+        self.assertGreaterEqual(len(epochs_after), len(epochs_before) + 2,
+                                "one epoch per start: the forced delete and the kill")
+
+    def intruder(self):
+        """A Pod running the operator's container on rayjournal-operator-0's journal claim,
+        without leader election: only the journal's lock can keep it from acting."""
+        sts = get("statefulset", NS_OP, STS)
+        pod_spec = json.loads(json.dumps(sts["spec"]["template"]["spec"]))
+        container = pod_spec["containers"][0]
+        container["args"] = [a for a in container["args"] if not a.startswith("--leader-elect")]
+        pod_spec["volumes"] = [{"name": "journal", "persistentVolumeClaim": {
+            "claimName": f"journal-{STS}-0"}}]
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "intruder", "namespace": NS_OP}, "spec": pod_spec}
+
+    def scale(self, replicas):
+        kubectl("-n", NS_OP, "scale", "statefulset", STS, f"--replicas={replicas}")
+
+    def test_a_second_operator_on_the_same_journal_waits_for_the_lock(self):
+        self.apply(self.intruder())
+        try:
+            wait_until("the intruder waiting for the lock", lambda: "waiting for it to exit" in
+                       kubectl("-n", NS_OP, "logs", "intruder", check=False).stdout, 120)
+            self.apply(rayjob(self.ns, "during", "HTTPMode", seconds=5))
+            self.wait_status("during", "Running")  # rayjournal-operator-0 still acts
+            self.assertFalse(pod_ready(get("pod", NS_OP, "intruder")), "ready without the lock")
+            code, body = api_get(f"/api/v1/namespaces/{NS_OP}/pods/intruder:8080/proxy/readyz")
+            self.assertEqual(code, 503, body)
+            self.assertIn("another process holds its lock", body)
+            self.scale(0)
+            wait_until("the intruder Ready with the lock", lambda: pod_ready(
+                get("pod", NS_OP, "intruder")), 180)
+            self.assertIn("the lock is ours", kubectl("-n", NS_OP, "logs", "intruder").stdout)
+            self.wait_status("during", "Complete")  # the intruder finished it
+            self.epochs_in_order("intruder")
+        finally:
+            kubectl("-n", NS_OP, "delete", "pod", "intruder", "--wait=true", check=False)
+            self.scale(1)
+            wait_until("rayjournal-operator-0 Ready again", lambda: pod_ready(operator_pod()), 180)
+        self.epochs_in_order(f"{STS}-0")
+
+    def lease_holder(self):
+        leases = get("lease", NS_OP)["items"]
+        holders = [(lease.get("spec") or {}).get("holderIdentity") or "" for lease in leases]
+        return next((h for h in holders if h.startswith(STS)), "")
+
+    def test_two_replicas_hand_over_the_lease_when_the_leader_pod_is_deleted(self):
+        cluster("install-operator", "--set", "replicas=2", "--set", "logging.format=text")
+        try:
+            wait_until("the standby waiting for the Lease", lambda: "waiting to become the leader"
+                       in kubectl("-n", NS_OP, "logs", f"{STS}-1", check=False).stdout, 180)
+            leader = wait_until("a leader", self.lease_holder, 60)
+            leader_pod = leader.split("_")[0]
+            kubectl("-n", NS_OP, "delete", "pod", leader_pod, "--wait=false")
+            self.apply(rayjob(self.ns, "after-handover", "HTTPMode", seconds=3))
+            new_leader = wait_until("the other replica holding the Lease", lambda: (
+                lambda h: h if h and not h.startswith(leader_pod + "_") else None)(
+                self.lease_holder()), 120)
+            self.wait_status("after-handover", "Complete")
+            self.assertNotEqual(new_leader.split("_")[0], leader_pod)
+        finally:
+            cluster("install-operator", "--set", "replicas=1", "--set", "logging.format=text")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]], verbosity=2)
