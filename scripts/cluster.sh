@@ -37,8 +37,8 @@ wait_operator_ready() {
   local deadline=$(($(date +%s) + 240)) state
   while [ "$(date +%s)" -lt "$deadline" ]; do
     state=$(kube -n rayjournal-system get statefulset rayjournal-operator -o \
-      jsonpath='{.spec.replicas} {.status.updatedReplicas} {.status.readyReplicas} {.status.currentRevision} {.status.updateRevision}')
-    read -r want updated ready current update <<<"$state"
+      jsonpath='{.spec.replicas}/{.status.updatedReplicas}/{.status.readyReplicas}/{.status.currentRevision}/{.status.updateRevision}')
+    IFS=/ read -r want updated ready current update <<<"$state"
     if [ "${updated:-0}" = "$want" ] && [ "${ready:-0}" -ge 1 ] && [ "$current" = "$update" ]; then
       log "operator Ready ($ready of $want replicas Ready)"; return
     fi

@@ -8,7 +8,7 @@ import os
 import subprocess
 
 NODE_IP = os.environ.get("NODE_IP", "172.29.0.1")
-NODE_LINK = "rjnode0"        # a dummy link that holds NODE_IP
+NODE_LINK = "rjnode0"        # holds NODE_IP: a bridge without ports (no dummy module on these kernels)
 POD_BRIDGE = "rjcni0"        # the CNI bridge of the pods
 POD_CIDR = "10.246.0.0/24"  # the kubelet stand-in of tests/kuberay-e2e has 10.244.0.0/16
 SERVICE_CIDR = "10.96.0.0/16"
@@ -20,7 +20,11 @@ SYSCTLS = {"net/ipv4/ip_forward": "1", "net/bridge/bridge-nf-call-iptables": "1"
 
 
 def sh(argv, check=True):
-    return subprocess.run(argv, check=check, capture_output=True, text=True)
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if check and done.returncode:
+        raise SystemExit(f"cluster: {' '.join(argv)}: exit {done.returncode}: "
+                         f"{(done.stderr or done.stdout).strip()}")
+    return done
 
 
 class Node:
@@ -82,14 +86,15 @@ class Node:
                   os.path.join(self.root, "cni")):
             os.makedirs(d, exist_ok=True)
         if sh(["ip", "link", "show", NODE_LINK], check=False).returncode:
-            sh(["ip", "link", "add", NODE_LINK, "type", "dummy"])
+            sh(["ip", "link", "add", NODE_LINK, "type", "bridge"])
         sh(["ip", "addr", "replace", f"{NODE_IP}/32", "dev", NODE_LINK])
         sh(["ip", "link", "set", NODE_LINK, "up"])
         # Traffic to a Service address that kube-proxy did not translate stays on this machine.
         sh(["ip", "route", "replace", SERVICE_CIDR, "dev", NODE_LINK])
-        sh(["modprobe", "br_netfilter"], check=False)
-        from nodeteardown import save_sysctls
-        save_sysctls(self)
+        if not os.path.exists("/proc/sys/net/bridge/bridge-nf-call-iptables"):
+            sh(["modprobe", "br_netfilter"], check=False)  # absent: Services fail between Pods
+        from nodeteardown import save_host_state
+        save_host_state(self)
         for key, value in SYSCTLS.items():
             try:
                 with open("/proc/sys/" + key, "w") as f:

@@ -7,6 +7,7 @@ not keep them alive. Images in containerd's store, the pki and the built binarie
 import glob
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -16,6 +17,9 @@ from nodeconfig import CNI_NETWORK, NODE_LINK, POD_BRIDGE, SYSCTLS
 
 # Sysctls the kubelet itself rewrites, restored with the ones the cluster sets.
 KUBELET_SYSCTLS = ["kernel/panic", "kernel/panic_on_oops", "vm/overcommit_memory"]
+# Fixed host paths the kubelet and the CNI library write whatever their settings; `down` removes
+# each one `up` created (and, where one was there before, only this cluster's entries).
+FIXED_PATHS = ["/var/lib/kubelet", "/var/log/containers", "/var/lib/cni"]
 STOP_ORDER = ["local-path-provisioner", "coredns", "kube-proxy", "kubelet", "kube-scheduler",
               "kube-controller-manager", "containerd", "kube-apiserver", "etcd"]
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -137,7 +141,7 @@ def remove_iptables_chains():
             if not chains:
                 continue
             for rule in rules:  # jumps into our chains from the built-in ones
-                parts = rule.split()
+                parts = shlex.split(rule)  # comments are quoted
                 if parts[0] == "-A" and not parts[1].startswith("KUBE-") and any(
                         c in parts for c in chains):
                     sh([command, "-t", table, "-D", *parts[1:]])
@@ -161,6 +165,24 @@ def restore_sysctls(node):
         except OSError:
             pass
     os.unlink(saved)
+
+
+def save_host_state(node):
+    """Before the first `up`: the host's sysctls that the cluster and the kubelet change, and
+    which fixed paths do not exist yet."""
+    save_sysctls(node)
+    created = os.path.join(node.root, "created-paths.json")
+    if not os.path.exists(created):
+        with open(created, "w") as f:
+            json.dump([p for p in FIXED_PATHS if not os.path.lexists(p)], f)
+
+
+def created_paths(node):
+    try:
+        with open(os.path.join(node.root, "created-paths.json")) as f:
+            return json.load(f)
+    except OSError:
+        return []
 
 
 def save_sysctls(node):
@@ -187,9 +209,12 @@ def remove_state(node):
     for link in glob.glob("/var/log/containers/*.log"):
         if os.readlink(link).startswith(os.path.join(node.root, "pod-logs")):
             os.unlink(link)
-    for path in ("/var/lib/kubelet/device-plugins/kubelet.sock",):
+    for path in ["/var/lib/kubelet/device-plugins/kubelet.sock"] + glob.glob(
+            f"/var/lib/cni/results/{CNI_NETWORK}-*"):
         if os.path.lexists(path):
             os.unlink(path)
+    for path in created_paths(node):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def teardown(node, procs, log):
@@ -221,6 +246,11 @@ def teardown(node, procs, log):
     left = leftovers(node)
     for line in left:
         log(f"left behind: {line}")
+    if not any(line.startswith("path ") for line in left):
+        try:
+            os.unlink(os.path.join(node.root, "created-paths.json"))
+        except OSError:
+            pass
     log(f"down in {time.monotonic() - started:.1f} s" + (" (with leftovers)" if left else ""))
 
 
@@ -235,6 +265,7 @@ def leftovers(node):
         for table in ("filter", "nat", "mangle"):
             found += [f"{command} -t {table} chain {c}" for c in kube_chains(command, table)[1]]
     found += [f"cgroup {cg}" for cg in kubepods_cgroups()]
+    found += [f"path {p} (made by the cluster)" for p in created_paths(node) if os.path.lexists(p)]
     if os.path.exists(os.path.join(node.root, "sysctls.json")):
         found.append("sysctls not restored (" + os.path.join(node.root, "sysctls.json") + ")")
     return found

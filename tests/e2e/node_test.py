@@ -283,7 +283,7 @@ class StatefulSetTest(unittest.TestCase):
     def test_two_replicas_hand_over_the_lease_when_the_leader_pod_is_deleted(self):
         cluster("install-operator", "--set", "replicas=2", "--set", "logging.format=text")
         try:
-            wait_until("the standby waiting for the Lease", lambda: "waiting to become the leader"
+            wait_until("the standby waiting for the Lease", lambda: "leader election: waiting for Lease"
                        in kubectl("-n", NS_OP, "logs", f"{STS}-1", check=False).stdout, 180)
             leader = wait_until("a leader", self.lease_holder, 60)
             leader_pod = leader.split("_")[0]
