@@ -3,8 +3,9 @@
 # plane and KubeRay built from Go modules, Ray from PyPI, Chromium, podman and the operator image),
 # builds, and runs every tier:
 #   1. all Debian packages in one apt-get run;
-#   2. the builds: the e2e tier's components (scripts/build-control-plane.sh, KubeRay and
-#      bench-world, scripts/build-image.sh) in the background, beside the three C++ builds one
+#   2. the builds: the e2e tier's components (scripts/build-control-plane.sh with the real node's
+#      kubelet, scheduler, kube-proxy, CoreDNS and provisioner, KubeRay and bench-world,
+#      scripts/build-image.sh, the node's images) in the background, beside the three C++ builds one
 #      after another (build/, then build-sanitize/ with AddressSanitizer + UndefinedBehaviorSanitizer,
 #      then build-tsan/ with ThreadSanitizer): the downloads overlap the compiler, and each side
 #      fills the CPU the other leaves idle;
@@ -29,7 +30,7 @@ phase "packages ready"
 components=
 if [[ "$labels" == *e2e* ]]; then
   (bash scripts/build-control-plane.sh && bash tests/kuberay-e2e/build.sh &&
-    bash scripts/build-image.sh) >"$logs/e2e-components.log" 2>&1 &
+    bash scripts/build-image.sh && bash scripts/node/build-images.sh) >"$logs/e2e-components.log" 2>&1 &
   components=$!
 fi
 bash scripts/build.sh
@@ -50,7 +51,7 @@ if [ -n "$components" ]; then
     echo "test.sh: building the e2e tier's components failed (whole log: $logs/e2e-components.log)"
     exit 1
   fi
-  phase "control plane, KubeRay, Ray and the operator image ready"
+  phase "control plane, real node, KubeRay, Ray and the images ready"
 fi
 
 other=$(echo "$labels" | tr '|' '\n' | grep -vx e2e | paste -sd '|' || true)

@@ -65,9 +65,7 @@ def kubectl(*args, check=True, input=None):
 
 
 def get(kind, ns, name=None, selector=None):
-    args = ["-n", ns, "get", kind, "-o", "json"]
-    if name:
-        args.insert(3, name)
+    args = ["-n", ns, "get", kind, *([name] if name else []), "-o", "json"]
     if selector:
         args += ["-l", selector]
     done = kubectl(*args, check=False)
@@ -152,6 +150,8 @@ class StatefulSetTest(unittest.TestCase):
     def setUp(self):
         self.ns = f"node-{self._testMethodName[5:20].replace('_', '-')}-{int(time.time()) % 10000}"
         kubectl("create", "namespace", self.ns)
+        # Its Ray clusters hold CPU requests on a 2-CPU node: gone before the next test starts.
+        self.addCleanup(kubectl, "delete", "namespace", self.ns, "--timeout=120s", check=False)
 
     def apply(self, obj):
         kubectl("apply", "-f", "-", input=json.dumps(obj))
@@ -217,9 +217,13 @@ class StatefulSetTest(unittest.TestCase):
 
     def test_four_modes_survive_a_forced_delete_and_a_runtime_kill(self):
         for short, mode in MODES.items():
-            self.apply(rayjob(self.ns, short, mode, seconds=40))
+            self.apply(rayjob(self.ns, short, mode, seconds=75))
         for short in ("k8sjob", "http", "sidecar"):
-            self.wait_status(short, "Running")
+            wait_until(f"{short}'s Ray job RUNNING", lambda: self.status(short).get(
+                "jobStatus") in ("RUNNING", "SUCCEEDED"), 300, 1)
+        still_running = [n for n in ("k8sjob", "http", "sidecar")
+                         if self.status(n).get("jobDeploymentStatus") == "Running"]
+        self.assertEqual(len(still_running), 3, "the kills must come while the jobs run")
         epochs_before = self.epochs_in_order(f"{STS}-0")
         new = self.force_delete_operator()
         log = kubectl("-n", NS_OP, "logs", new["metadata"]["name"]).stdout
@@ -299,4 +303,4 @@ class StatefulSetTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=[sys.argv[0]], verbosity=2)
+    unittest.main(argv=[sys.argv[0], *sys.argv[2:]], verbosity=2)

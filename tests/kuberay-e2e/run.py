@@ -20,7 +20,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stage import CACHE, KUBERAY_VERSION, OPERATORS, Stage, head_commit, report  # noqa: E402
+from stage import (CACHE, KUBERAY_VERSION, OPERATORS, NodeStage, Stage, head_commit,  # noqa: E402
+                   report)
 import harness  # noqa: E402  (stage.py put tests/e2e on the path)
 
 RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)")
@@ -142,6 +143,11 @@ def main():
     p.add_argument("--json", help="write the rows and a summary here")
     p.add_argument("--markdown", help="write the table here")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
+    p.add_argument("--node", action="store_true",
+                   help="run on the real node (scripts/cluster.sh) with the operator deployed in "
+                        "it, instead of on the kubelet stand-in")
+    p.add_argument("--ray-image", default="rayproject/ray:2.60.0",
+                   help="KUBERAY_TEST_RAY_IMAGE on the real node (built here: cluster.sh images)")
     p.add_argument("--expect-cases", type=int,
                    help="fail unless exactly this many cases passed (a --run that matches fewer "
                         "cases than meant fails instead of passing quietly)")
@@ -154,7 +160,8 @@ def main():
     if not os.path.exists(test_binary):
         sys.exit(f"run.py: {test_binary} is missing: run tests/kuberay-e2e/build.sh")
     work = tempfile.mkdtemp(prefix="rjkr-")
-    stage = Stage(args.operator, work, args.rayjournal_operator)
+    stage = (NodeStage(args.operator, work) if args.node
+             else Stage(args.operator, work, args.rayjournal_operator))
     started = time.monotonic()
     try:
         stage.start()
@@ -162,7 +169,11 @@ def main():
         os.makedirs(out_dir)
         env = dict(os.environ, KUBECONFIG=stage.cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir,
                    KUBERAY_TEST_TIMEOUT_SHORT=args.timeout_short)
+        if args.node:
+            env.update(KUBERAY_TEST_RAY_IMAGE=args.ray_image,
+                       KUBERAY_TEST_RAY_VERSION=args.ray_image.rsplit(":", 1)[1])
         print(f"run.py: {args.operator} against KubeRay {KUBERAY_VERSION}'s e2erayjob "
+              f"on {'the real node' if args.node else 'the kubelet stand-in'} "
               f"(-run {args.run}; KUBERAY_TEST_TIMEOUT_SHORT={args.timeout_short}); "
               f"work dir {work}", file=sys.stderr, flush=True)
         test = subprocess.run([test_binary, "-test.v", "-test.run", args.run, "-test.timeout",
@@ -187,6 +198,7 @@ def main():
             "failed": sum(r["result"] == "fail" for r in leaves),
             "skipped": sum(r["result"] == "skip" for r in leaves),
             "not_run": sum(r["result"] == "not run" for r in leaves),
+            "node": "real" if args.node else "stand-in",
             "standin_errors": kubelet.errors[:20] if kubelet else []}
     report(meta, leaves, markdown(leaves, meta), args.json, args.markdown)
     if meta["failed"] or test.returncode != 0:

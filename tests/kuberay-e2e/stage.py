@@ -93,3 +93,81 @@ def report(meta, rows, table, json_path=None, markdown_path=None):
         with open(markdown_path, "w") as f:
             f.write(table)
     print(table)
+
+
+class NodeOperator:
+    """The operator deployed in the real node, seen as run.py sees a local one: its log (the
+    Pods' logs, kept in the work directory at stop()) and whether it runs."""
+
+    def __init__(self, stage):
+        self.stage, self.proc = stage, None
+        self.log_path = os.path.join(stage.work, "operator.log")
+
+    def pods(self):
+        done = self.stage.kubectl("get", "pods", "-A", "-l", self.stage.selector, "-o", "json",
+                                  check=False)
+        return json.loads(done.stdout)["items"] if done.returncode == 0 else []
+
+    def alive(self):
+        return any(p.get("status", {}).get("phase") == "Running" for p in self.pods())
+
+    def save_log(self):
+        with open(self.log_path, "w") as f:
+            for pod in self.pods():
+                meta = pod["metadata"]
+                for previous in ("--previous", None):
+                    done = self.stage.kubectl("-n", meta["namespace"], "logs", meta["name"],
+                                              *([previous] if previous else []), check=False)
+                    if done.returncode == 0:
+                        f.write(f"--- {meta['name']} {previous or ''}\n{done.stdout}")
+
+    def log(self):
+        if not os.path.exists(self.log_path):
+            self.save_log()
+        with open(self.log_path) as f:
+            return f.read()
+
+
+class NodeStage:
+    """The real node (scripts/cluster.sh) with the operator under test deployed in it as its
+    users deploy it: rayjournal by its Helm chart (cluster.sh install-operator), KubeRay's from
+    its own kustomize manifests (ray-operator/config/default) with an image of its operator built
+    here. The cluster stays up at stop() (the e2e tier's e2e.node_down takes it down)."""
+
+    def __init__(self, operator, work):
+        self.operator, self.work = operator, work
+        self.kubelet, self.operator_starts = None, 1
+        self.selector = ("app.kubernetes.io/name=rayjournal-operator" if operator == "rayjournal"
+                         else "app.kubernetes.io/name=kuberay-operator")
+        self.op = NodeOperator(self)
+        self.cp = None
+
+    def cluster(self, *args):
+        done = subprocess.run(["bash", os.path.join(ROOT, "scripts/cluster.sh"), *args],
+                              capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"cluster.sh {' '.join(args)}: exit {done.returncode}\n"
+                               f"{done.stderr[-3000:]}")
+        return done.stdout
+
+    def kubectl(self, *args, check=True, input=None):
+        done = subprocess.run([os.path.join(CACHE, "bin", "kubectl"),
+                               f"--kubeconfig={self.cp.kubeconfig}", *args],
+                              capture_output=True, text=True, input=input)
+        if check and done.returncode:
+            raise RuntimeError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
+        return done
+
+    def start(self):
+        kubeconfig = self.cluster("up").strip().splitlines()[-1].split("=", 1)[1]
+        self.cp = type("NodeControlPlane", (), {"kubeconfig": kubeconfig})()
+        self.cluster("images", "docker.io/rayproject/ray:2.60.0")
+        if self.operator == "rayjournal":
+            self.cluster("install-operator", "--set", "logging.format=text")
+        else:
+            raise RuntimeError("KubeRay's operator on the real node: not built yet")
+        return self
+
+    def stop(self):
+        if self.cp:
+            self.op.save_log()
