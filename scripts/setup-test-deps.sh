@@ -4,7 +4,8 @@
 # and chromium-driver with Selenium from PyPI (in .cache/ui-venv), which drive it through the
 # history UI (tests/scenario/history_ui_test.py); tmux, the real terminal the live table is read
 # from (tests/scenario/live_table_test.py); podman, runc and mmdebstrap, which build and run the
-# operator image (scripts/build-image.sh, e2e.image); iproute2 and wget for the kubelet stand-in of
+# operator image (scripts/build-image.sh); containerd, the CNI plugins, conntrack, iptables and
+# redis-server for the real node (scripts/cluster.sh); iproute2 and wget for the kubelet stand-in of
 # tests/kuberay-e2e (Pod network namespaces, probes).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,6 +7,8 @@
 #   docker.io/rayproject/ray:2.60.0             Ray for the operator's RayClusters and KubeRay's tests
 #   docker.io/library/redis:7.4                 KubeRay's test Redis (GCS fault tolerance)
 #   docker.io/rancher/curl:latest               KubeRay's test curl
+#   quay.io/kuberay/operator:v1.6.2             KubeRay's operator (ray-operator's main, built by
+#                                               tests/kuberay-e2e/build.sh), as its manifests name it
 # With names as arguments, only those. podman's layer cache makes a second run seconds; each
 # image's size and build time are printed.
 set -euo pipefail
@@ -19,6 +21,22 @@ declare -A DOCKERFILE=(
   [docker.io/rancher/curl:latest]=curl
 )
 HELPER=localhost/rayjournal/node-helper:bookworm
+CACHE=${CONTROL_PLANE_CACHE:-$PWD/.cache/control-plane}
+KUBERAY_VERSION=$(cat "$CACHE/kuberay-e2e/version" 2>/dev/null || echo v1.6.2)
+KUBERAY=quay.io/kuberay/operator:$KUBERAY_VERSION
+
+# KubeRay's operator binary alone on bookworm-slim, in a context of its own (.cache is outside
+# the repository's build context).
+build_kuberay() {
+  local manager="$CACHE/bin/kuberay-manager-$KUBERAY_VERSION" context
+  [ -x "$manager" ] || { log "$manager is missing: run tests/kuberay-e2e/build.sh"; exit 2; }
+  context=$(mktemp -d)
+  cp "$manager" "$context/manager"
+  printf 'FROM localhost/debian:bookworm-slim\nCOPY manager /manager\nUSER 65532:65532\nENTRYPOINT ["/manager"]\n' \
+    >"$context/Dockerfile"
+  podman build "${PODMAN_RUN_FLAGS[@]}" --pull=never --layers --quiet -t "$KUBERAY" "$context" >/dev/null
+  rm -rf "$context"
+}
 source scripts/image-bases.sh
 make_bases
 pip_cache=${PIP_CACHE_DIR:-$HOME/.cache/pip}
@@ -26,17 +44,22 @@ mkdir -p "$pip_cache"
 host_ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
 [ -s "$host_ca" ] || host_ca=/dev/null
 images=("$@")
-[ ${#images[@]} -gt 0 ] || images=("${!DOCKERFILE[@]}" "$HELPER")
+if [ ${#images[@]} -eq 0 ]; then
+  images=("${!DOCKERFILE[@]}" "$HELPER")
+  [ -x "$CACHE/bin/kuberay-manager-$KUBERAY_VERSION" ] && images+=("$KUBERAY")
+fi
 for image in "${images[@]}"; do
   started=$(date +%s)
   if [ "$image" = "$HELPER" ]; then
     podman tag localhost/debian:bookworm-slim "$HELPER"
+  elif [ "$image" = "$KUBERAY" ]; then
+    build_kuberay
   elif [ -n "${DOCKERFILE[$image]:-}" ]; then
     podman build "${PODMAN_RUN_FLAGS[@]}" --network host --pull=never --layers --quiet \
       -v "$pip_cache:/root/.cache/pip" -v "$host_ca:/run/host-ca.crt:ro" \
       -f "scripts/node/images/${DOCKERFILE[$image]}.Dockerfile" -t "$image" . >/dev/null
   else
-    log "no recipe for $image (known: ${!DOCKERFILE[*]} $HELPER)"; exit 2
+    log "no recipe for $image (known: ${!DOCKERFILE[*]} $HELPER $KUBERAY)"; exit 2
   fi
   size=$(podman image inspect --format '{{.Size}}' "$image")
   log "$image: $((size / 1024 / 1024)) MiB in $(($(date +%s) - started)) s"

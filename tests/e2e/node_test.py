@@ -241,6 +241,22 @@ class StatefulSetTest(unittest.TestCase):
         self.assertGreaterEqual(len(epochs_after), len(epochs_before) + 2,
                                 "one epoch per start: the forced delete and the kill")
 
+    def test_the_operator_runs_as_the_chart_says(self):
+        """Non-root, read-only root filesystem, the journal on its claim (what e2e.image once
+        imitated with podman, here enforced by a real kubelet)."""
+        pod = f"{STS}-0"
+        uid = kubectl("-n", NS_OP, "exec", pod, "--", "id", "-u").stdout.strip()
+        self.assertEqual(uid, "65532")
+        root = kubectl("-n", NS_OP, "exec", pod, "--", "touch", "/probe", check=False)
+        self.assertNotEqual(root.returncode, 0)
+        self.assertIn("Read-only file system", root.stderr)
+        journal = kubectl("-n", NS_OP, "exec", pod, "--", "touch", JOURNAL + "/../probe",
+                          check=False)
+        self.assertEqual(journal.returncode, 0, journal.stderr)
+        claim = get("pvc", NS_OP, f"journal-{STS}-0")
+        self.assertEqual((claim["status"]["phase"], claim["spec"]["storageClassName"]),
+                         ("Bound", "local-path"))
+
     def intruder(self):
         """A Pod running the operator's container on rayjournal-operator-0's journal claim,
         without leader election: only the journal's lock can keep it from acting."""

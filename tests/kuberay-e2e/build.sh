@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds KubeRay's own e2e RayJob suite (ray-operator/test/e2erayjob), unchanged, from the KubeRay
 # Go module into the git-ignored cache: $CACHE/kuberay-e2e/e2erayjob-$KUBERAY_VERSION.test, and
-# KubeRay's operator beside it (bench/compare-kuberay/build.sh) for the side-by-side runs.
+# KubeRay's operator beside it (bench/compare-kuberay/build.sh) for the side-by-side runs, and
+# ray-operator's own main as $CACHE/bin/kuberay-manager-$KUBERAY_VERSION for the real node.
 # KUBERAY_VERSION: v1.7.0 is tried once; the Go module proxy has refused its zip (403), and then
 # the newest version it serves whole, v1.6.2, is built. Only the Go module proxy is used.
 set -euo pipefail
@@ -38,3 +39,13 @@ if [ ! -x "$binary" ]; then
 fi
 log "$binary"
 KUBERAY_VERSION=$version bash ../../bench/compare-kuberay/build.sh
+# KubeRay's operator itself (ray-operator's main, unchanged) for the real node, where it runs in
+# a Pod as its users deploy it (scripts/node/build-images.sh makes its image).
+manager="$CACHE/bin/kuberay-manager-$version"
+if [ ! -x "$manager" ]; then
+  cd "$CACHE/compare-kuberay-$version"
+  CGO_ENABLED=0 go build -trimpath -o "$manager.tmp" github.com/ray-project/kuberay/ray-operator
+  mv "$manager.tmp" "$manager"
+  cd - >/dev/null
+fi
+log "$manager"

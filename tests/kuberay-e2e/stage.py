@@ -138,7 +138,7 @@ class NodeStage:
         self.operator, self.work = operator, work
         self.kubelet, self.operator_starts = None, 1
         self.selector = ("app.kubernetes.io/name=rayjournal-operator" if operator == "rayjournal"
-                         else "app.kubernetes.io/name=kuberay-operator")
+                         else "app.kubernetes.io/name=kuberay")
         self.op = NodeOperator(self)
         self.cp = None
 
@@ -163,10 +163,26 @@ class NodeStage:
         self.cp = type("NodeControlPlane", (), {"kubeconfig": kubeconfig})()
         self.cluster("images", "docker.io/rayproject/ray:2.60.0")
         if self.operator == "rayjournal":
+            self.kubectl("delete", "deployment", "-n", "default", "kuberay-operator",
+                         "--ignore-not-found", "--wait=true")
             self.cluster("install-operator", "--set", "logging.format=text")
         else:
-            raise RuntimeError("KubeRay's operator on the real node: not built yet")
+            self.install_kuberay()
         return self
+
+    def install_kuberay(self):
+        """KubeRay's operator as its own kustomize manifests deploy it (config/default: CRDs,
+        RBAC, a Deployment in `default`), after rayjournal's release is uninstalled."""
+        image = f"quay.io/kuberay/operator:{KUBERAY_VERSION}"
+        self.cluster("images", image)
+        subprocess.run([os.path.join(CACHE, "bin", "helm"), "uninstall", "rayjournal",
+                        "--namespace", "rayjournal-system", "--wait",
+                        f"--kubeconfig={self.cp.kubeconfig}"], capture_output=True)
+        config = os.path.normpath(os.path.join(crd_dir("kuberay", ROOT, KUBERAY_VERSION),
+                                               "..", "..", "default"))  # crd/bases -> default
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-k", config)
+        self.kubectl("-n", "default", "rollout", "status", "deployment/kuberay-operator",
+                     "--timeout=180s")
 
     def stop(self):
         if self.cp:
