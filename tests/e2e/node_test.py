@@ -16,6 +16,7 @@ e2e.node_down test takes it down and checks that nothing is left behind.
 """
 import json
 import os
+import shutil
 import ssl
 import subprocess
 import sys
@@ -34,6 +35,13 @@ SOCKET = os.path.join(os.environ.get("NODE_RUN", "/run/rayjournal-node"), "conta
 MODES = {"k8sjob": "K8sJobMode", "http": "HTTPMode", "sidecar": "SidecarMode",
          "interactive": "InteractiveMode"}
 ENTRYPOINT = "python -c \"import ray, time; ray.init(); time.sleep({s}); print('done')\""
+# A job that runs until the test says so: it waits for the file `go` in a host directory mounted
+# into the head (the entrypoint runs on the head in every mode), so the kills land while it runs
+# however slowly the 2-CPU node starts four Ray heads.
+SIGNALLED = ("python -c \"import os, ray, time; ray.init(); "
+             "[time.sleep(0.5) for _ in range(1200) if not os.path.exists('/signal/go')]; "
+             "print('done')\"")
+SIGNAL_ROOT = os.path.join(os.environ.get("NODE_ROOT", "/var/lib/rayjournal-node"), "e2e-signal")
 
 
 def wait_until(what, predicate, timeout, interval=0.5):
@@ -74,16 +82,22 @@ def get(kind, ns, name=None, selector=None):
     return json.loads(done.stdout)
 
 
-def rayjob(ns, name, mode, seconds):
+def rayjob(ns, name, mode, seconds=None, signal_dir=None):
+    """A RayJob whose Ray job sleeps `seconds`, or runs until `signal_dir`/go exists."""
+    container = {"name": "ray-head", "image": RAY_IMAGE,
+                 "resources": {"requests": {"cpu": "100m", "memory": "512Mi"},
+                               "limits": {"cpu": "1", "memory": "2Gi"}}}
+    pod = {"containers": [container]}
+    if signal_dir:
+        container["volumeMounts"] = [{"name": "signal", "mountPath": "/signal"}]
+        pod["volumes"] = [{"name": "signal", "hostPath": {"path": signal_dir,
+                                                          "type": "DirectoryOrCreate"}}]
     head = {"rayStartParams": {"num-cpus": "1", "dashboard-host": "0.0.0.0"},
-            "template": {"spec": {"containers": [{
-                "name": "ray-head", "image": RAY_IMAGE,
-                "resources": {"requests": {"cpu": "100m", "memory": "512Mi"},
-                              "limits": {"cpu": "1", "memory": "2Gi"}}}]}}}
+            "template": {"spec": pod}}
     spec = {"submissionMode": mode, "shutdownAfterJobFinishes": False,
             "rayClusterSpec": {"headGroupSpec": head}}
     if mode != "InteractiveMode":
-        spec["entrypoint"] = ENTRYPOINT.format(s=seconds)
+        spec["entrypoint"] = SIGNALLED if signal_dir else ENTRYPOINT.format(s=seconds)
     if mode == "K8sJobMode":
         spec["submitterPodTemplate"] = {"spec": {"restartPolicy": "Never", "containers": [{
             "name": "ray-job-submitter", "image": RAY_IMAGE,
@@ -216,8 +230,11 @@ class StatefulSetTest(unittest.TestCase):
         return sorted(set(epochs))
 
     def test_four_modes_survive_a_forced_delete_and_a_runtime_kill(self):
+        signal_dir = os.path.join(SIGNAL_ROOT, self.ns)
+        os.makedirs(signal_dir, exist_ok=True)
+        self.addCleanup(shutil.rmtree, signal_dir, True)
         for short, mode in MODES.items():
-            self.apply(rayjob(self.ns, short, mode, seconds=75))
+            self.apply(rayjob(self.ns, short, mode, signal_dir=signal_dir))
         for short in ("k8sjob", "http", "sidecar"):
             wait_until(f"{short}'s Ray job RUNNING", lambda: self.status(short).get(
                 "jobStatus") in ("RUNNING", "SUCCEEDED"), 300, 1)
@@ -230,6 +247,10 @@ class StatefulSetTest(unittest.TestCase):
         self.assertIn("recover", log.lower())
         self.kill_operator_container()
         self.submit_interactive("interactive")
+        for short in ("k8sjob", "http", "sidecar"):
+            self.assertEqual(self.status(short).get("jobStatus"), "RUNNING", short)
+        with open(os.path.join(signal_dir, "go"), "w"):
+            pass
         for short, mode in MODES.items():
             self.wait_status(short, "Complete", 400)
             self.check_one_of_each(short, mode)

@@ -43,7 +43,9 @@ KUBERAY_VERSION=$version bash ../../bench/compare-kuberay/build.sh
 # a Pod as its users deploy it (scripts/node/build-images.sh makes its image).
 manager="$CACHE/bin/kuberay-manager-$version"
 if [ ! -x "$manager" ]; then
-  cd "$CACHE/compare-kuberay-$version"
+  mkdir -p "$OUT/manager-$version" && cd "$OUT/manager-$version"
+  [ -f go.mod ] || printf 'module local/kuberaymanager\n\ngo 1.25.0\n' >go.mod
+  go get "github.com/ray-project/kuberay/ray-operator@$version"
   CGO_ENABLED=0 go build -trimpath -o "$manager.tmp" github.com/ray-project/kuberay/ray-operator
   mv "$manager.tmp" "$manager"
   cd - >/dev/null
