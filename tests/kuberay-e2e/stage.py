@@ -163,12 +163,21 @@ class NodeStage:
         self.cp = type("NodeControlPlane", (), {"kubeconfig": kubeconfig})()
         self.cluster("images", "docker.io/rayproject/ray:2.60.0")
         if self.operator == "rayjournal":
-            self.kubectl("delete", "deployment", "-n", "default", "kuberay-operator",
-                         "--ignore-not-found", "--wait=true")
+            self.uninstall_kuberay()
             self.cluster("install-operator", "--set", "logging.format=text")
         else:
             self.install_kuberay()
         return self
+
+    def kuberay_config(self):
+        return os.path.normpath(os.path.join(crd_dir("kuberay", ROOT, KUBERAY_VERSION),
+                                             "..", "..", "default"))  # crd/bases -> default
+
+    def uninstall_kuberay(self):
+        """KubeRay's Deployment, RBAC and CRDs (and so every RayJob and RayCluster) gone, so
+        that rayjournal's chart installs its own CRDs."""
+        self.kubectl("delete", "--ignore-not-found", "--wait=true", "-k", self.kuberay_config(),
+                     check=False)
 
     def install_kuberay(self):
         """KubeRay's operator as its own kustomize manifests deploy it (config/default: CRDs,
@@ -178,12 +187,12 @@ class NodeStage:
         subprocess.run([os.path.join(CACHE, "bin", "helm"), "uninstall", "rayjournal",
                         "--namespace", "rayjournal-system", "--wait",
                         f"--kubeconfig={self.cp.kubeconfig}"], capture_output=True)
-        config = os.path.normpath(os.path.join(crd_dir("kuberay", ROOT, KUBERAY_VERSION),
-                                               "..", "..", "default"))  # crd/bases -> default
-        self.kubectl("apply", "--server-side", "--force-conflicts", "-k", config)
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-k", self.kuberay_config())
         self.kubectl("-n", "default", "rollout", "status", "deployment/kuberay-operator",
                      "--timeout=180s")
 
     def stop(self):
         if self.cp:
             self.op.save_log()
+            if self.operator == "kuberay":
+                self.uninstall_kuberay()
