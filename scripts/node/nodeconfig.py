@@ -93,14 +93,9 @@ class Node:
         sh(["ip", "route", "replace", SERVICE_CIDR, "dev", NODE_LINK])
         if not os.path.exists("/proc/sys/net/bridge/bridge-nf-call-iptables"):
             sh(["modprobe", "br_netfilter"], check=False)  # absent: Services fail between Pods
-        from nodeteardown import save_host_state
+        from nodeteardown import save_host_state, write_sysctls
         save_host_state(self)
-        for key, value in SYSCTLS.items():
-            try:
-                with open("/proc/sys/" + key, "w") as f:
-                    f.write(value)
-            except OSError:
-                pass
+        write_sysctls(SYSCTLS)
 
     # --- command lines -------------------------------------------------------------------------
 

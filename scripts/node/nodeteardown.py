@@ -151,6 +151,16 @@ def remove_iptables_chains():
                 sh([command, "-t", table, "-X", chain])
 
 
+def write_sysctls(values):
+    """Each value that can be written (a key the kernel lacks is left alone)."""
+    for key, value in values.items():
+        try:
+            with open("/proc/sys/" + key, "w") as f:
+                f.write(value)
+        except OSError:
+            pass
+
+
 def restore_sysctls(node):
     saved = os.path.join(node.root, "sysctls.json")
     try:
@@ -158,12 +168,7 @@ def restore_sysctls(node):
             values = json.load(f)
     except OSError:
         return
-    for key, value in values.items():
-        try:
-            with open("/proc/sys/" + key, "w") as f:
-                f.write(value)
-        except OSError:
-            pass
+    write_sysctls(values)
     os.unlink(saved)
 
 

@@ -10,17 +10,15 @@ import subprocess
 import sys
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodeclient  # noqa: E402
+
 ROOT = sys.argv[1]
 NODE_ROOT = os.environ.get("NODE_ROOT", "/var/lib/rayjournal-node")
 
 
 def cluster(*args, check=True):
-    done = subprocess.run(["bash", os.path.join(ROOT, "scripts/cluster.sh"), *args],
-                          capture_output=True, text=True)
-    if check and done.returncode:
-        raise AssertionError(f"cluster.sh {' '.join(args)}: exit {done.returncode}\n"
-                             f"{done.stdout}{done.stderr[-4000:]}")
-    return done
+    return nodeclient.cluster(ROOT, *args, check=check)
 
 
 def kubectl(kubeconfig, *args):
@@ -31,7 +29,7 @@ def kubectl(kubeconfig, *args):
 
 class DownTest(unittest.TestCase):
     def test_down_leaves_nothing_behind(self):
-        kubeconfig = cluster("up").stdout.strip().splitlines()[-1].split("=", 1)[1]
+        kubeconfig = nodeclient.kubeconfig(cluster("up"))
         kubectl(kubeconfig, "run", "left-running", "--image=localhost/rayjournal/node-helper:bookworm",
                 "--image-pull-policy=Never", "--restart=Never", "--", "sleep", "3600")
         kubectl(kubeconfig, "wait", "--for=condition=Ready", "pod/left-running", "--timeout=120s")

@@ -25,6 +25,9 @@ import unittest
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodeclient  # noqa: E402
+
 ROOT = sys.argv[1]
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache/control-plane"))
 NS_OP = "rayjournal-system"
@@ -56,12 +59,7 @@ def wait_until(what, predicate, timeout, interval=0.5):
 
 
 def cluster(*args):
-    done = subprocess.run(["bash", os.path.join(ROOT, "scripts/cluster.sh"), *args],
-                          capture_output=True, text=True)
-    if done.returncode:
-        raise AssertionError(f"cluster.sh {' '.join(args)}: exit {done.returncode}\n"
-                             f"{done.stderr[-4000:]}")
-    return done.stdout
+    return nodeclient.cluster(ROOT, *args)
 
 
 def kubectl(*args, check=True, input=None):
@@ -154,8 +152,7 @@ def api_get(path):
 
 def setUpModule():
     global KUBECONFIG
-    out = cluster("up")
-    KUBECONFIG = out.strip().splitlines()[-1].split("=", 1)[1]
+    KUBECONFIG = nodeclient.kubeconfig(cluster("up"))
     cluster("images", RAY_IMAGE)
     cluster("install-operator", "--set", "replicas=1", "--set", "logging.format=text")
 

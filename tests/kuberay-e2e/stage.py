@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import nodeclient  # noqa: E402
 from harness import ControlPlane, Process, crd_dir, wait_until  # noqa: E402
 from standin import GATEWAY, Kubelet  # noqa: E402
 
@@ -143,12 +144,7 @@ class NodeStage:
         self.cp = None
 
     def cluster(self, *args):
-        done = subprocess.run(["bash", os.path.join(ROOT, "scripts/cluster.sh"), *args],
-                              capture_output=True, text=True)
-        if done.returncode:
-            raise RuntimeError(f"cluster.sh {' '.join(args)}: exit {done.returncode}\n"
-                               f"{done.stderr[-3000:]}")
-        return done.stdout
+        return nodeclient.cluster(ROOT, *args)
 
     def kubectl(self, *args, check=True, input=None):
         done = subprocess.run([os.path.join(CACHE, "bin", "kubectl"),
@@ -159,7 +155,7 @@ class NodeStage:
         return done
 
     def start(self):
-        kubeconfig = self.cluster("up").strip().splitlines()[-1].split("=", 1)[1]
+        kubeconfig = nodeclient.kubeconfig(self.cluster("up"))
         self.cp = type("NodeControlPlane", (), {"kubeconfig": kubeconfig})()
         self.cluster("images", "docker.io/rayproject/ray:2.60.0")
         if self.operator == "rayjournal":
