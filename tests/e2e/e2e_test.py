@@ -547,9 +547,18 @@ print("row written for", key)
                      "poddisruptionbudget.policy/rayjournal-operator",
                      "role.rbac.authorization.k8s.io/rayjournal-operator-leases"]:
             self.assertIn(kind, out)
-        refused = self.helm_template("--set", "replicas=2")
+        # One shard: more replicas are standbys for the one leader Lease, which needs leader
+        # election; shards: one replica each.
+        standbys = self.helm_template("--set", "replicas=2")
+        self.assertEqual(standbys.returncode, 0, standbys.stderr)
+        self.assertIn("replicas: 2", standbys.stdout)
+        self.assertIn("--shard-count=1", standbys.stdout)
+        refused = self.helm_template("--set", "replicas=2", "--set", "leaderElectionEnabled=false")
         self.assertNotEqual(refused.returncode, 0)
-        self.assertIn("replicas (2) and shardCount (1) must be equal", refused.stderr)
+        self.assertIn("replicas (2) with shardCount 1 need leaderElectionEnabled", refused.stderr)
+        refused = self.helm_template("--set", "replicas=3", "--set", "shardCount=2")
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("replicas (3) and shardCount (2) must be equal", refused.stderr)
 
     def test_crd_schema_refuses_wrongly_typed_fields_at_admission(self):
         # What rayjournal's own reading calls ValidationFailed, the API server refuses first.
