@@ -28,9 +28,26 @@ bash scripts/setup-test-deps.sh
 phase "packages ready"
 
 components=
+# Two chains side by side (the Go builds wait on the module proxy, the images on apt and PyPI),
+# then the two images that need both: Ray's reuses the wheels the Ray virtualenv downloaded, and
+# KubeRay's holds the manager tests/kuberay-e2e/build.sh built.
+build_components() {
+  (bash scripts/build-control-plane.sh && bash tests/kuberay-e2e/build.sh) \
+    >"$logs/e2e-components-go.log" 2>&1 &
+  local go=$!
+  (bash scripts/build-image.sh && bash scripts/node/build-images.sh \
+    localhost/rayjournal/pause:3.10 localhost/rayjournal/node-helper:bookworm \
+    docker.io/library/redis:7.4 docker.io/rancher/curl:latest) >"$logs/e2e-components-images.log" 2>&1 &
+  local images=$!
+  local failed=0
+  wait "$go" || failed=1
+  wait "$images" || failed=1
+  [ "$failed" = 0 ] && bash scripts/node/build-images.sh docker.io/rayproject/ray:2.60.0 \
+    "quay.io/kuberay/operator:$(cat .cache/control-plane/kuberay-e2e/version)" \
+    >>"$logs/e2e-components-images.log" 2>&1
+}
 if [[ "$labels" == *e2e* ]]; then
-  (bash scripts/build-control-plane.sh && bash tests/kuberay-e2e/build.sh &&
-    bash scripts/build-image.sh && bash scripts/node/build-images.sh) >"$logs/e2e-components.log" 2>&1 &
+  build_components &
   components=$!
 fi
 bash scripts/build.sh
@@ -47,8 +64,8 @@ if [ "$sanitize" = 1 ]; then
 fi
 if [ -n "$components" ]; then
   if ! wait "$components"; then
-    tail -n 60 "$logs/e2e-components.log"
-    echo "test.sh: building the e2e tier's components failed (whole log: $logs/e2e-components.log)"
+    tail -n 40 "$logs/e2e-components-go.log" "$logs/e2e-components-images.log"
+    echo "test.sh: building the e2e tier's components failed (whole logs: $logs/e2e-components-*.log)"
     exit 1
   fi
   phase "control plane, real node, KubeRay, Ray and the images ready"
