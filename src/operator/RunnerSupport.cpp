@@ -6,6 +6,7 @@
 
 #include "events/JournalBodies.h"
 #include "wal/JournalError.h"
+#include "wal/RocksStorage.h"
 
 namespace rayjournal::operator_ {
 
@@ -21,6 +22,9 @@ std::unique_ptr<wal::Journal> openWaitingForLock(const std::string& dir, bool sa
   bool waiting = false;
   for (;;) {
     try {
+      // Nothing is read while another process holds the journal: mid-write or mid-close it
+      // can look damaged to a reader, and --salvage-journal would then "repair" a healthy one.
+      if (lockWait) wal::RocksStorage::throwIfLockedByAnotherProcess(dir);
       auto journal = wal::Journal::open(dir, events::journalOptions(jo));
       if (waiting) {
         std::chrono::duration<double> waited = std::chrono::steady_clock::now() - waitStarted;

@@ -4,6 +4,7 @@
 #include <rocksdb/table.h>
 #include <rocksdb/table_properties.h>
 #include <rocksdb/write_batch.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,13 @@ std::string readOwner(const std::string& dir) {
   std::string owner;
   std::getline(in, owner);
   return owner;
+}
+
+std::string lockedMessage(const std::string& dir) {
+  std::string owner = readOwner(dir);
+  return "journal " + dir + " is locked by another process" +
+         (owner.empty() ? std::string() : " (" + owner + ")") +
+         "; only one operator may use a journal directory at a time";
 }
 
 void writeOwner(const std::string& dir) {
@@ -241,10 +249,7 @@ std::unique_ptr<RocksStorage> RocksStorage::open(const std::string& dir, Mode mo
                          "; the operator needs to write its journal directory (" + text + ")");
     }
     if (status.IsIOError() && text.find("lock") != std::string::npos) {
-      std::string owner = readOwner(dir);
-      throw JournalLockedError("journal " + dir + " is locked by another process" +
-                         (owner.empty() ? std::string() : " (" + owner + ")") +
-                         "; only one operator may use a journal directory at a time");
+      throw JournalLockedError(lockedMessage(dir));
     }
     if (status.IsCorruption()) {
       throw CorruptionError(0, "journal " + dir + " cannot be opened: " + text +
@@ -440,6 +445,19 @@ void RocksStorage::flushToFiles() {
 void RocksStorage::verifyChecksums() {
   rocksdb::Status status = db_->VerifyChecksum();
   if (!status.ok()) fail(status, "checksum verification failed");
+}
+
+// RocksDB locks <dir>/LOCK with a POSIX record lock (fcntl F_SETLK) over the whole file. An
+// open-file-description lock query sees it from any other process, and takes no lock itself.
+void RocksStorage::throwIfLockedByAnotherProcess(const std::string& dir) {
+  int fd = ::open((dir + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // no journal yet, or nothing to hold
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  bool held = ::fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
+  ::close(fd);
+  if (held) throw JournalLockedError(lockedMessage(dir));
 }
 
 }  // namespace rayjournal::wal

@@ -25,6 +25,11 @@ class RocksStorage : public JournalStorage {
   };
   // Throws JournalError naming dir and the cause (locked by another process, corrupt, I/O).
   static std::unique_ptr<RocksStorage> open(const std::string& dir, Mode mode);
+  // Throws JournalLockedError (naming the holder) when another process holds dir's lock, and
+  // reads nothing else: a journal being written or closed by another process is not read,
+  // where it could look damaged. Must not be called by a process that has dir open itself
+  // (closing the probe's descriptor would drop that process's own POSIX lock).
+  static void throwIfLockedByAnotherProcess(const std::string& dir);
   // True when dir holds a journal to open; false when it is absent or holds no journal data
   // (a new journal may be created there). Throws CorruptionError, changing nothing, when it
   // holds journal files but no CURRENT or MANIFEST to open them by.
