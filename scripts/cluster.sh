@@ -63,7 +63,7 @@ case "${1:-}" in
     [ $# -gt 0 ] || set -- "${NODE_IMAGES[@]}"
     bash scripts/node/build-images.sh "$@"
     cluster load-image "$@" ;;
-  down | status | leftovers | load-image) cluster "$@" ;;
+  down | status | leftovers | load-image | alias-image) cluster "$@" ;;
   -h | --help | help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

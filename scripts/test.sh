@@ -43,7 +43,7 @@ build_components() {
   wait "$go" || failed=1
   wait "$images" || failed=1
   [ "$failed" = 0 ] && bash scripts/node/build-images.sh docker.io/rayproject/ray:2.60.0 \
-    "quay.io/kuberay/operator:$(cat .cache/control-plane/kuberay-e2e/version)" \
+    "quay.io/kuberay/operator:$(cat .cache/control-plane/kuberay-e2e/version)" docker.io/kuberay/submitter:nightly \
     >>"$logs/e2e-components-images.log" 2>&1
 }
 if [[ "$labels" == *e2e* ]]; then

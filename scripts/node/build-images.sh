@@ -9,6 +9,8 @@
 #   docker.io/rancher/curl:latest               KubeRay's test curl
 #   quay.io/kuberay/operator:v1.6.2             KubeRay's operator (ray-operator's main, built by
 #                                               tests/kuberay-e2e/build.sh), as its manifests name it
+#   docker.io/kuberay/submitter:nightly         KubeRay's light-weight submitter (built by the same
+#                                               script), as e2erayjobsubmitter names it
 # With names as arguments, only those. podman's layer cache makes a second run seconds; each
 # image's size and build time are printed.
 set -euo pipefail
@@ -24,6 +26,7 @@ HELPER=localhost/rayjournal/node-helper:bookworm
 CACHE=${CONTROL_PLANE_CACHE:-$PWD/.cache/control-plane}
 KUBERAY_VERSION=$(cat "$CACHE/kuberay-e2e/version" 2>/dev/null || echo v1.6.2)
 KUBERAY=quay.io/kuberay/operator:$KUBERAY_VERSION
+SUBMITTER=docker.io/kuberay/submitter:nightly
 
 # KubeRay's operator binary alone on bookworm-slim, in a context of its own (.cache is outside
 # the repository's build context).
@@ -37,6 +40,17 @@ build_kuberay() {
   podman build "${PODMAN_RUN_FLAGS[@]}" --pull=never --layers --quiet -t "$KUBERAY" "$context" >/dev/null
   rm -rf "$context"
 }
+# KubeRay's submitter as its Dockerfile.submitter.buildx makes it: the static binary alone.
+build_submitter() {
+  local submitter="$CACHE/bin/kuberay-submitter-$KUBERAY_VERSION" context
+  [ -x "$submitter" ] || { log "$submitter is missing: run tests/kuberay-e2e/build.sh"; exit 2; }
+  context=$(mktemp -d)
+  cp "$submitter" "$context/submitter"
+  printf 'FROM scratch\nCOPY submitter /submitter\nUSER 65532:65532\nENTRYPOINT ["/submitter"]\n' \
+    >"$context/Dockerfile"
+  podman build "${PODMAN_RUN_FLAGS[@]}" --pull=never --layers --quiet -t "$SUBMITTER" "$context" >/dev/null
+  rm -rf "$context"
+}
 source scripts/image-bases.sh
 make_bases
 pip_cache=${PIP_CACHE_DIR:-$HOME/.cache/pip}
@@ -47,6 +61,7 @@ images=("$@")
 if [ ${#images[@]} -eq 0 ]; then
   images=("${!DOCKERFILE[@]}" "$HELPER")
   [ -x "$CACHE/bin/kuberay-manager-$KUBERAY_VERSION" ] && images+=("$KUBERAY")
+  [ -x "$CACHE/bin/kuberay-submitter-$KUBERAY_VERSION" ] && images+=("$SUBMITTER")
 fi
 for image in "${images[@]}"; do
   started=$(date +%s)
@@ -54,12 +69,14 @@ for image in "${images[@]}"; do
     podman tag localhost/debian:bookworm-slim "$HELPER"
   elif [ "$image" = "$KUBERAY" ]; then
     build_kuberay
+  elif [ "$image" = "$SUBMITTER" ]; then
+    build_submitter
   elif [ -n "${DOCKERFILE[$image]:-}" ]; then
     podman build "${PODMAN_RUN_FLAGS[@]}" --network host --pull=never --layers --quiet \
       -v "$pip_cache:/root/.cache/pip" -v "$host_ca:/run/host-ca.crt:ro" \
       -f "scripts/node/images/${DOCKERFILE[$image]}.Dockerfile" -t "$image" . >/dev/null
   else
-    log "no recipe for $image (known: ${!DOCKERFILE[*]} $HELPER $KUBERAY)"; exit 2
+    log "no recipe for $image (known: ${!DOCKERFILE[*]} $HELPER $KUBERAY $SUBMITTER)"; exit 2
   fi
   size=$(podman image inspect --format '{{.Size}}' "$image")
   log "$image: $((size / 1024 / 1024)) MiB in $(($(date +%s) - started)) s"

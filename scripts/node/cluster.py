@@ -7,6 +7,9 @@
     down               stop all of it and remove what it left: processes, mounts, network
                        namespaces, links, routes, iptables chains, cgroups, changed sysctls.
     load-image NAME..  copy podman images into the node's containerd (only those that changed).
+    alias-image SOURCE ALIAS..
+                       name an image the node holds under other names too (KubeRay's samples ask
+                       for images no registry here serves; docs/compatibility.md lists them).
     status             each component's process and the node's readiness.
     leftovers          what `down` must have removed and is still there (exit 1 if anything).
 
@@ -209,6 +212,20 @@ def load_images(node, names, build_missing=False):
         log(f"loaded {name} into the node in {time.monotonic() - started:.1f} s")
 
 
+def alias_images(node, source, aliases):
+    """containerd tags: the alias and the source share one image, so a Pod asking for the alias
+    with IfNotPresent runs the source."""
+    present = images_in_containerd(node)
+    if node.normalized(source) not in present:
+        raise SystemExit(f"cluster: the node holds no image {source} (cluster.sh images loads it)")
+    for alias in aliases:
+        if node.normalized(alias) == node.normalized(source):
+            continue
+        run([node.system_bin("ctr"), "--address", node.containerd_socket, "-n", "k8s.io",
+             "images", "tag", "--force", node.normalized(source), node.normalized(alias)])
+        log(f"{alias} names {source} on the node")
+
+
 def status(node):
     procs = Components(node)
     report = {name: procs.pid(name) for name in node.component_names()}
@@ -229,6 +246,8 @@ def main(argv):
         teardown(node, Components(node), log)
     elif command == "load-image":
         load_images(node, argv[2:])
+    elif command == "alias-image" and len(argv) >= 4:
+        alias_images(node, argv[2], argv[3:])
     elif command == "status":
         return status(node)
     elif command == "leftovers":

@@ -123,7 +123,11 @@ class Node:
                 f"--kubelet-client-certificate={p}/apiserver-kubelet.crt",
                 f"--kubelet-client-key={p}/apiserver-kubelet.key",
                 "--kubelet-preferred-address-types=InternalIP", "--allow-privileged=true",
-                "--profiling=false", "--event-ttl=30m"]
+                "--profiling=false", "--event-ttl=30m",
+                # Served so that tests can scale requests down in their own namespaces
+                # (tests/kuberay-e2e/node-requests-policy.yaml); nothing is bound by default.
+                "--feature-gates=MutatingAdmissionPolicy=true",
+                "--runtime-config=admissionregistration.k8s.io/v1beta1=true"]
 
     def controller_manager_argv(self):
         p = self.pki

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds KubeRay's own e2e RayJob suite (ray-operator/test/e2erayjob), unchanged, from the KubeRay
-# Go module into the git-ignored cache: $CACHE/kuberay-e2e/e2erayjob-$KUBERAY_VERSION.test, and
+# Builds KubeRay's own e2e suites (ray-operator/test/{e2erayjob,e2erayjobsubmitter,sampleyaml,
+# e2eautoscaler,e2e}), unchanged, from the KubeRay Go module into the git-ignored cache:
+# $CACHE/kuberay-e2e/<package>-$KUBERAY_VERSION.test, KubeRay's submitter, and
 # KubeRay's operator beside it (bench/compare-kuberay/build.sh) for the side-by-side runs, and
 # ray-operator's own main as $CACHE/bin/kuberay-manager-$KUBERAY_VERSION for the real node.
 # KUBERAY_VERSION: v1.7.0 is tried once; the Go module proxy has refused its zip (403), and then
@@ -25,19 +26,24 @@ if [ -z "$version" ]; then
   fi
   echo "$version" >"$OUT/version"
 fi
-binary="$OUT/e2erayjob-$version.test"
-if [ ! -x "$binary" ]; then
-  mod="$OUT/mod-$version"
-  mkdir -p "$mod"
-  cd "$mod"
-  [ -f go.mod ] || printf 'module local/kuberaye2e\n\ngo 1.25.0\n' >go.mod
-  log "fetching github.com/ray-project/kuberay/ray-operator@$version and its test dependencies"
-  go get -t "github.com/ray-project/kuberay/ray-operator/test/e2erayjob@$version"
-  go test -c -o "$binary.tmp" github.com/ray-project/kuberay/ray-operator/test/e2erayjob
-  mv "$binary.tmp" "$binary"
-  cd - >/dev/null
-fi
-log "$binary"
+# KubeRay's e2e packages that run against this project (docs/compatibility.md): each compiled
+# once, unchanged, as $OUT/<package>-$version.test.
+PACKAGES=(e2erayjob e2erayjobsubmitter sampleyaml e2eautoscaler e2e)
+mod="$OUT/mod-$version"
+mkdir -p "$mod"
+for package in "${PACKAGES[@]}"; do
+  binary="$OUT/$package-$version.test"
+  [ -x "$binary" ] && continue
+  (
+    cd "$mod"
+    [ -f go.mod ] || printf 'module local/kuberaye2e\n\ngo 1.25.0\n' >go.mod
+    log "fetching github.com/ray-project/kuberay/ray-operator@$version's test/$package and its test dependencies"
+    go get -t "github.com/ray-project/kuberay/ray-operator/test/$package@$version"
+    go test -c -o "$binary.tmp" "github.com/ray-project/kuberay/ray-operator/test/$package"
+    mv "$binary.tmp" "$binary"
+  )
+  log "$binary"
+done
 KUBERAY_VERSION=$version bash ../../bench/compare-kuberay/build.sh
 # KubeRay's operator itself (ray-operator's main, unchanged) for the real node, where it runs in
 # a Pod as its users deploy it (scripts/node/build-images.sh makes its image).
@@ -51,3 +57,15 @@ if [ ! -x "$manager" ]; then
   cd - >/dev/null
 fi
 log "$manager"
+# KubeRay's light-weight submitter (ray-operator/rayjob-submitter), the image
+# e2erayjobsubmitter's cases name (scripts/node/build-images.sh makes it).
+submitter="$CACHE/bin/kuberay-submitter-$version"
+if [ ! -x "$submitter" ]; then
+  cd "$OUT/manager-$version"
+  go get "github.com/ray-project/kuberay/ray-operator/rayjob-submitter/cmd@$version"
+  CGO_ENABLED=0 go build -trimpath -o "$submitter.tmp" \
+    github.com/ray-project/kuberay/ray-operator/rayjob-submitter/cmd
+  mv "$submitter.tmp" "$submitter"
+  cd - >/dev/null
+fi
+log "$submitter"

@@ -22,6 +22,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from stage import (CACHE, KUBERAY_VERSION, OPERATORS, NodeStage, Stage, head_commit,  # noqa: E402
                    report)
+
+# KubeRay's e2e packages tests/kuberay-e2e/build.sh compiles.
+PACKAGES = ("e2erayjob", "e2erayjobsubmitter", "sampleyaml", "e2eautoscaler", "e2e")
 import harness  # noqa: E402  (stage.py put tests/e2e on the path)
 
 RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)")
@@ -86,7 +89,8 @@ def case_lines(output, cases):
 
 
 def markdown(rows, meta):
-    out = [f"{meta['operator']} · {meta['date']} · commit {meta['commit']} · "
+    out = [f"{meta['operator']} · {meta.get('package', 'e2erayjob')} · {meta['date']} · "
+           f"commit {meta['commit']} · "
            f"{meta['passed']} passed, {meta['failed']} failed, {meta['skipped']} skipped "
            f"of {meta['passed'] + meta['failed'] + meta['skipped']}"
            f"{' (some not run: see the rows)' if meta['not_run'] else ''} · "
@@ -133,6 +137,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--operator", choices=OPERATORS, default="rayjournal")
     p.add_argument("--rayjournal-operator", help="the operator binary (default: build/bin)")
+    p.add_argument("--package", choices=PACKAGES, default="e2erayjob",
+                   help="which of KubeRay's e2e packages (build.sh compiles each); all but "
+                        "e2erayjob need the real node (--node): they exec into Pods")
     p.add_argument("--run", default=".", help="go test -run pattern (default: every case)")
     p.add_argument("--parallel", type=int, default=2, help="go test -parallel")
     p.add_argument("--timeout", default="90m")
@@ -156,7 +163,9 @@ def main():
         print("run.py: skipped: the stand-in needs root (network and mount namespaces)",
               file=sys.stderr)
         sys.exit(77)
-    test_binary = os.path.join(CACHE, "kuberay-e2e", f"e2erayjob-{KUBERAY_VERSION}.test")
+    if args.package != "e2erayjob" and not args.node:
+        p.error(f"--package {args.package} needs --node (the stand-in has no pods/exec)")
+    test_binary = os.path.join(CACHE, "kuberay-e2e", f"{args.package}-{KUBERAY_VERSION}.test")
     if not os.path.exists(test_binary):
         sys.exit(f"run.py: {test_binary} is missing: run tests/kuberay-e2e/build.sh")
     work = tempfile.mkdtemp(prefix="rjkr-")
@@ -168,11 +177,12 @@ def main():
         out_dir = os.path.join(work, "kuberay-test-output")
         os.makedirs(out_dir)
         env = dict(os.environ, KUBECONFIG=stage.cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir,
+                   PATH=os.path.join(CACHE, "bin") + os.pathsep + os.environ["PATH"],
                    KUBERAY_TEST_TIMEOUT_SHORT=args.timeout_short)
         if args.node:
             env.update(KUBERAY_TEST_RAY_IMAGE=args.ray_image,
                        KUBERAY_TEST_RAY_VERSION=args.ray_image.rsplit(":", 1)[1])
-        print(f"run.py: {args.operator} against KubeRay {KUBERAY_VERSION}'s e2erayjob "
+        print(f"run.py: {args.operator} against KubeRay {KUBERAY_VERSION}'s {args.package} "
               f"on {'the real node' if args.node else 'the kubelet stand-in'} "
               f"(-run {args.run}; KUBERAY_TEST_TIMEOUT_SHORT={args.timeout_short}); "
               f"work dir {work}", file=sys.stderr, flush=True)
@@ -189,7 +199,7 @@ def main():
     kubelet = stage.kubelet
     rows = [r for r in parse(test.stdout)]
     leaves = [r for r in rows if not any(o["case"].startswith(r["case"] + "/") for o in rows)]
-    meta = {"operator": args.operator, "kuberay": KUBERAY_VERSION,
+    meta = {"operator": args.operator, "kuberay": KUBERAY_VERSION, "package": args.package,
             "date": time.strftime("%Y-%m-%d"),
             "commit": head_commit(),
             "timeout_short": args.timeout_short,

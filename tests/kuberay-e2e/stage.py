@@ -7,6 +7,7 @@ DNS, as in-cluster DNS would be, so KubeRay reaches a head by its Service's name
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -21,6 +22,9 @@ from standin import GATEWAY, Kubelet  # noqa: E402
 CACHE = os.environ.get("CONTROL_PLANE_CACHE", os.path.join(ROOT, ".cache", "control-plane"))
 KUBERAY_VERSION = os.environ.get("KUBERAY_VERSION", "v1.6.2")
 OPERATORS = ("rayjournal", "kuberay")
+# Images KubeRay's suites name, built here (scripts/node/build-images.sh) and loaded into the node.
+NODE_IMAGES = ("docker.io/rayproject/ray:2.60.0", "docker.io/library/redis:7.4",
+               "docker.io/rancher/curl:latest", "docker.io/kuberay/submitter:nightly")
 
 
 def operator_command(operator, kubeconfig, work, rayjournal_binary=None):
@@ -157,13 +161,48 @@ class NodeStage:
     def start(self):
         kubeconfig = nodeclient.kubeconfig(self.cluster("up"))
         self.cp = type("NodeControlPlane", (), {"kubeconfig": kubeconfig})()
-        self.cluster("images", "docker.io/rayproject/ray:2.60.0")
+        self.cluster("images", *NODE_IMAGES)
+        self.alias_sample_images()
+        self.apply_requests_policy()
         if self.operator == "rayjournal":
             self.uninstall_kuberay()
             self.cluster("install-operator", "--set", "logging.format=text")
         else:
             self.install_kuberay()
         return self
+
+    def alias_sample_images(self):
+        """KubeRay's samples (config/samples, applied unchanged by sampleyaml) name Ray and Redis
+        images of other versions; no registry serves them here, so those names are given to the
+        images built here (docs/compatibility.md says so)."""
+        samples = os.path.normpath(os.path.join(self.kuberay_config(), "..", "samples"))
+        named = set()
+        for name in [n for n in os.listdir(samples) if n.endswith(".yaml")]:
+            with open(os.path.join(samples, name)) as f:
+                named.update(re.findall(r"image:\s*[\"']?((?:rayproject/ray|redis):[\w.-]+)", f.read()))
+        for source, prefix in (("docker.io/rayproject/ray:2.60.0", "rayproject/ray:"),
+                               ("docker.io/library/redis:7.4", "redis:")):
+            aliases = sorted(n for n in named if n.startswith(prefix))
+            if aliases:
+                self.cluster("alias-image", source, *aliases)
+
+    def apply_requests_policy(self):
+        """node-requests-policy.yaml, and a wait until the API server applies it (it reloads
+        policies every few seconds): a Pod created in a test namespace before then would ask the
+        scheduler for its full request."""
+        self.kubectl("apply", "--server-side", "-f", os.path.join(HERE, "node-requests-policy.yaml"))
+        probe_ns = "test-ns-requests-policy-probe"
+        self.kubectl("create", "namespace", probe_ns, check=False)
+        pod = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
+                          "spec": {"containers": [{"name": "c", "image": "probe", "resources": {
+                              "requests": {"cpu": "1"}}}]}})
+
+        def scaled():
+            done = self.kubectl("create", "--dry-run=server", "-n", probe_ns, "-f", "-", "-o",
+                                "jsonpath={.spec.containers[0].resources.requests.cpu}",
+                                input=pod, check=False)
+            return done.stdout.strip() == "100m"
+        wait_until("the API server scales CPU requests in test namespaces", scaled, 60, 1)
 
     def kuberay_config(self):
         return os.path.normpath(os.path.join(crd_dir("kuberay", ROOT, KUBERAY_VERSION),

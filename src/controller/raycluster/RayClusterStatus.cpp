@@ -155,7 +155,7 @@ void writeConditions(json& status, const ClusterObserved& o, const ClusterTally&
        condition("RayClusterSuspending", false, "RayClusterSuspending", "", old, o.nowMs)});
   const ReplicaFailure& failure = o.replicaFailure;
   if (t.changesPods && !failure.reason.empty())
-    status["conditions"].push_back(condition("RayClusterReplicaFailure", true, failure.reason,
+    status["conditions"].push_back(condition("ReplicaFailure", true, failure.reason,
                                              failure.message, old, o.nowMs));
 }
 

@@ -108,7 +108,8 @@ json conditionOf(const json& cluster, const std::string& type) {
 
 // KubeRay's RayClusterReplicaFailure: a Pod create the API server refuses shows on the cluster
 // (reason FailedCreateHeadPod / FailedCreateWorkerPod, the error in the message) while Pods
-// still have to be made, and goes once they are.
+// still have to be made, and goes once they are. Its type is "ReplicaFailure", the constant's
+// value: written under the constant's name, KubeRay's sampleyaml check never found it.
 TEST(RayClusterReconcilerTest, ARefusedPodCreateShowsAsReplicaFailureUntilThePodsExist) {
   SimHarness h;
   h.kube.injectFault({"create", "Pod", 4, 403, "Forbidden", false});
@@ -118,7 +119,7 @@ TEST(RayClusterReconcilerTest, ARefusedPodCreateShowsAsReplicaFailureUntilThePod
     json status = h.rayjob("quota").value("status", json::object());
     std::string name = status.value("rayClusterName", "");
     auto cluster = name.empty() ? std::nullopt : h.kube.get("RayCluster", "default", name);
-    if (cluster) failure = conditionOf(*cluster, "RayClusterReplicaFailure");
+    if (cluster) failure = conditionOf(*cluster, "ReplicaFailure");
     return !failure.is_null();
   }));
   EXPECT_EQ(failure["status"], "True");
@@ -130,7 +131,7 @@ TEST(RayClusterReconcilerTest, ARefusedPodCreateShowsAsReplicaFailureUntilThePod
     auto cluster = h.kube.get("RayCluster", "default", name);
     return cluster && (*cluster)["status"].value("state", "") == "ready";
   }));
-  EXPECT_TRUE(conditionOf(*h.kube.get("RayCluster", "default", name), "RayClusterReplicaFailure")
+  EXPECT_TRUE(conditionOf(*h.kube.get("RayCluster", "default", name), "ReplicaFailure")
                   .is_null());
   ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("quota") == "Complete"; }));
 }
