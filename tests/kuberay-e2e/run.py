@@ -1,15 +1,16 @@
-"""KubeRay's own e2e RayJob suite (ray-operator/test/e2erayjob, compiled unchanged by build.sh)
-against an operator on the e2e control plane and the kubelet stand-in (standin.py).
+"""KubeRay's own e2e suites (ray-operator/test/<package>, compiled unchanged by build.sh) against
+an operator, on the real node (--node: scripts/cluster.sh, the operator deployed in it) or, for
+e2erayjob only, on the e2e control plane and the kubelet stand-in (standin.py).
 
-  run.py --operator rayjournal|kuberay [--run REGEX] [--parallel N] [--json FILE] [--markdown FILE]
+  run.py --operator rayjournal|kuberay [--node] [--package P] [--run REGEX]
+         [--also PACKAGE=REGEX ...] [--parallel N] [--json FILE] [--markdown FILE]
 
-Starts the control plane with KubeRay's CRDs, the stand-in (a Node, a network namespace per
-Pod, Service DNS), one operator for the whole suite (its resolv.conf pointed at the stand-in's DNS
-in a mount namespace of its own, as in-cluster DNS would be), then the test binary as KubeRay's
-CI runs it (KUBECONFIG, KUBERAY_TEST_OUTPUT_DIR, and KubeRay's own timeout knob
+Starts the stage once (stage.py: on the node, KubeRay's test images loaded, the test-only
+requests policy applied, the operator installed; on the stand-in, the control plane, the
+stand-in and the operator), then each test binary as KubeRay's CI runs it (KUBECONFIG,
+KUBERAY_TEST_OUTPUT_DIR, KUBERAY_TEST_RAY_IMAGE on the node, and KubeRay's own timeout knob
 KUBERAY_TEST_TIMEOUT_SHORT, 2m here: see --timeout-short), and writes one row per case: pass,
-fail or skip, seconds, the first failure line. Exit 0 when no case failed. Needs root
-(namespaces)."""
+fail or skip, seconds, the first failure line. Exit 0 when no case failed. Needs root."""
 
 import argparse
 import os
@@ -133,6 +134,30 @@ def explain_failure(stage, operator_state, test_output, failing):
         print(f"  stand-in: {line[:300]}", file=sys.stderr)
 
 
+def run_suite(package, regex, args, stage, work):
+    """One of KubeRay's test binaries as KubeRay's CI runs it, against the stage's cluster; its
+    output is kept in work/go-test-<package>.log."""
+    out_dir = os.path.join(work, "kuberay-test-output", package)
+    os.makedirs(out_dir)
+    env = dict(os.environ, KUBECONFIG=stage.cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir,
+               PATH=os.path.join(CACHE, "bin") + os.pathsep + os.environ["PATH"],
+               KUBERAY_TEST_TIMEOUT_SHORT=args.timeout_short)
+    if args.node:
+        env.update(KUBERAY_TEST_RAY_IMAGE=args.ray_image,
+                   KUBERAY_TEST_RAY_VERSION=args.ray_image.rsplit(":", 1)[1])
+    print(f"run.py: {args.operator} against KubeRay {KUBERAY_VERSION}'s {package} "
+          f"on {'the real node' if args.node else 'the kubelet stand-in'} "
+          f"(-run {regex}; KUBERAY_TEST_TIMEOUT_SHORT={args.timeout_short}); "
+          f"work dir {work}", file=sys.stderr, flush=True)
+    binary = os.path.join(CACHE, "kuberay-e2e", f"{package}-{KUBERAY_VERSION}.test")
+    test = subprocess.run([binary, "-test.v", "-test.run", regex, "-test.timeout", args.timeout,
+                           "-test.parallel", str(args.parallel)],
+                          env=env, cwd=work, capture_output=True, text=True)
+    with open(os.path.join(work, f"go-test-{package}.log"), "w") as f:
+        f.write(test.stdout + test.stderr)
+    return test
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--operator", choices=OPERATORS, default="rayjournal")
@@ -141,6 +166,9 @@ def main():
                    help="which of KubeRay's e2e packages (build.sh compiles each); all but "
                         "e2erayjob need the real node (--node): they exec into Pods")
     p.add_argument("--run", default=".", help="go test -run pattern (default: every case)")
+    p.add_argument("--also", action="append", default=[], metavar="PACKAGE=REGEX",
+                   help="then run this package's cases matching REGEX on the same stage "
+                        "(repeatable; rows are named 'package: case')")
     p.add_argument("--parallel", type=int, default=2, help="go test -parallel")
     p.add_argument("--timeout", default="90m")
     p.add_argument("--timeout-short", default="2m",
@@ -163,43 +191,41 @@ def main():
         print("run.py: skipped: the stand-in needs root (network and mount namespaces)",
               file=sys.stderr)
         sys.exit(77)
-    if args.package != "e2erayjob" and not args.node:
-        p.error(f"--package {args.package} needs --node (the stand-in has no pods/exec)")
-    test_binary = os.path.join(CACHE, "kuberay-e2e", f"{args.package}-{KUBERAY_VERSION}.test")
-    if not os.path.exists(test_binary):
-        sys.exit(f"run.py: {test_binary} is missing: run tests/kuberay-e2e/build.sh")
+    suites = [(args.package, args.run)] + [tuple(a.split("=", 1)) for a in args.also]
+    for package, _ in suites:
+        if package not in PACKAGES:
+            p.error(f"unknown package {package!r} (known: {', '.join(PACKAGES)})")
+        if package != "e2erayjob" and not args.node:
+            p.error(f"package {package} needs --node (the stand-in has no pods/exec)")
+        binary = os.path.join(CACHE, "kuberay-e2e", f"{package}-{KUBERAY_VERSION}.test")
+        if not os.path.exists(binary):
+            sys.exit(f"run.py: {binary} is missing: run tests/kuberay-e2e/build.sh")
     work = tempfile.mkdtemp(prefix="rjkr-")
     stage = (NodeStage(args.operator, work) if args.node
              else Stage(args.operator, work, args.rayjournal_operator))
     started = time.monotonic()
+    outputs, returncode = [], 0
     try:
         stage.start()
-        out_dir = os.path.join(work, "kuberay-test-output")
-        os.makedirs(out_dir)
-        env = dict(os.environ, KUBECONFIG=stage.cp.kubeconfig, KUBERAY_TEST_OUTPUT_DIR=out_dir,
-                   PATH=os.path.join(CACHE, "bin") + os.pathsep + os.environ["PATH"],
-                   KUBERAY_TEST_TIMEOUT_SHORT=args.timeout_short)
-        if args.node:
-            env.update(KUBERAY_TEST_RAY_IMAGE=args.ray_image,
-                       KUBERAY_TEST_RAY_VERSION=args.ray_image.rsplit(":", 1)[1])
-        print(f"run.py: {args.operator} against KubeRay {KUBERAY_VERSION}'s {args.package} "
-              f"on {'the real node' if args.node else 'the kubelet stand-in'} "
-              f"(-run {args.run}; KUBERAY_TEST_TIMEOUT_SHORT={args.timeout_short}); "
-              f"work dir {work}", file=sys.stderr, flush=True)
-        test = subprocess.run([test_binary, "-test.v", "-test.run", args.run, "-test.timeout",
-                               args.timeout, "-test.parallel", str(args.parallel)],
-                              env=env, cwd=work, capture_output=True, text=True)
-        with open(os.path.join(work, "go-test.log"), "w") as f:
-            f.write(test.stdout + test.stderr)
+        for package, regex in suites:
+            test = run_suite(package, regex, args, stage, work)
+            outputs.append((package, test.stdout))
+            returncode = returncode or test.returncode
     finally:
         op = stage.op
         operator_state = ("running at the end" if op and op.alive() else
                           f"exited with {op.proc.returncode}" if op and op.proc else "never started")
         stage.stop()
     kubelet = stage.kubelet
-    rows = [r for r in parse(test.stdout)]
+    rows = []
+    for package, output in outputs:
+        for row in parse(output):
+            if len(suites) > 1:
+                row["case"] = f"{package}: {row['case']}"
+            rows.append(row)
     leaves = [r for r in rows if not any(o["case"].startswith(r["case"] + "/") for o in rows)]
-    meta = {"operator": args.operator, "kuberay": KUBERAY_VERSION, "package": args.package,
+    meta = {"operator": args.operator, "kuberay": KUBERAY_VERSION,
+            "package": ", ".join(package for package, _ in suites),
             "date": time.strftime("%Y-%m-%d"),
             "commit": head_commit(),
             "timeout_short": args.timeout_short,
@@ -211,11 +237,14 @@ def main():
             "node": "real" if args.node else "stand-in",
             "standin_errors": kubelet.errors[:20] if kubelet else []}
     report(meta, leaves, markdown(leaves, meta), args.json, args.markdown)
-    if meta["failed"] or test.returncode != 0:
-        print(f"run.py: go test exited {test.returncode}; log: {work}/go-test.log, operator log: "
+    if meta["failed"] or returncode != 0:
+        print(f"run.py: go test exited {returncode}; logs: {work}/go-test-*.log, operator log: "
               f"{work}/operator.log, Pod logs: {work}/pod-logs", file=sys.stderr)
-        explain_failure(stage, operator_state, test.stdout,
-                        {r["case"] for r in leaves if r["result"] == "fail"})
+        for package, output in outputs:
+            failing = {r["case"].split(": ", 1)[-1] for r in leaves if r["result"] == "fail" and
+                       (len(suites) == 1 or r["case"].startswith(package + ": "))}
+            if failing:
+                explain_failure(stage, operator_state, output, failing)
         keep = True
     else:
         keep = args.keep
@@ -225,7 +254,7 @@ def main():
         print(f"run.py: {meta['passed']} cases passed, {args.expect_cases} expected",
               file=sys.stderr)
         sys.exit(1)
-    sys.exit(0 if test.returncode == 0 and not meta["failed"] and leaves else 1)
+    sys.exit(0 if returncode == 0 and not meta["failed"] and leaves else 1)
 
 
 if __name__ == "__main__":

@@ -210,7 +210,12 @@ class NodeStage:
 
     def uninstall_kuberay(self):
         """KubeRay's Deployment, RBAC and CRDs (and so every RayJob and RayCluster) gone, so
-        that rayjournal's chart installs its own CRDs."""
+        that rayjournal's chart installs its own CRDs. Only when KubeRay is installed: the CRDs
+        have the same names as the chart's, which `helm upgrade` of an installed release does
+        not put back."""
+        if self.kubectl("-n", "default", "get", "deployment", "kuberay-operator",
+                        check=False).returncode:
+            return
         self.kubectl("delete", "--ignore-not-found", "--wait=true", "-k", self.kuberay_config(),
                      check=False)
 
