@@ -27,7 +27,9 @@ install_operator() {
     --kubeconfig "${NODE_ROOT:-/var/lib/rayjournal-node}/admin.kubeconfig" \
     --namespace rayjournal-system --create-namespace \
     --set image.repository="${OPERATOR_IMAGE%:*}" --set image.tag="${OPERATOR_IMAGE##*:}" \
-    --set image.pullPolicy=IfNotPresent --set journal.size=1Gi "$@"
+    --set image.pullPolicy=IfNotPresent --set journal.size=1Gi \
+    --set-string "podAnnotations.rayjournal\.io/image-id=$(podman image inspect --format '{{.Id}}' "$OPERATOR_IMAGE" | cut -c1-12)" \
+    "$@"
   wait_operator_ready
 }
 

@@ -125,8 +125,8 @@ class Kube:
         "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings"),
     }
 
-    def __init__(self, port, ca, cert, key):
-        self.port = port
+    def __init__(self, port, ca, cert, key, host="127.0.0.1"):
+        self.port, self.host = port, host
         self.ctx = ssl.create_default_context(cafile=ca)
         self.ctx.load_cert_chain(cert, key)
         self.local = threading.local()
@@ -146,7 +146,7 @@ class Kube:
         for attempt in range(2):
             conn = getattr(self.local, "conn", None)
             if conn is None:
-                conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx,
+                conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
                                                    timeout=30)
                 self.local.conn = conn
             try:

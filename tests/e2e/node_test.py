@@ -34,7 +34,6 @@ NS_OP = "rayjournal-system"
 STS = "rayjournal-operator"
 RAY_IMAGE = "docker.io/rayproject/ray:2.60.0"
 JOURNAL = "/var/lib/rayjournal/journal"
-SOCKET = os.path.join(os.environ.get("NODE_RUN", "/run/rayjournal-node"), "containerd.sock")
 MODES = {"k8sjob": "K8sJobMode", "http": "HTTPMode", "sidecar": "SidecarMode",
          "interactive": "InteractiveMode"}
 ENTRYPOINT = "python -c \"import ray, time; ray.init(); time.sleep({s}); print('done')\""
@@ -44,7 +43,7 @@ ENTRYPOINT = "python -c \"import ray, time; ray.init(); time.sleep({s}); print('
 SIGNALLED = ("python -c \"import os, ray, time; ray.init(); "
              "[time.sleep(0.5) for _ in range(1200) if not os.path.exists('/signal/go')]; "
              "print('done')\"")
-SIGNAL_ROOT = os.path.join(os.environ.get("NODE_ROOT", "/var/lib/rayjournal-node"), "e2e-signal")
+SIGNAL_ROOT = os.path.join(nodeclient.NODE_ROOT, "e2e-signal")
 
 
 def wait_until(what, predicate, timeout, interval=0.5):
@@ -116,10 +115,6 @@ def pod_ready(pod):
     return any(c["type"] == "Ready" and c["status"] == "True" for c in conds)
 
 
-def container_id(pod):
-    return pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
-
-
 def replay(pod_name, *args, check=True):
     return kubectl("-n", NS_OP, "exec", pod_name, "--", "rayjournal-replay", "--journal", JOURNAL,
                    *args, check=check)
@@ -138,7 +133,7 @@ KUBECONFIG = None
 def api_get(path):
     """(status, body) of a GET through the API server as the cluster's admin, whatever the
     status (kubectl --raw hides the body of an error)."""
-    pki = os.path.join(os.environ.get("NODE_ROOT", "/var/lib/rayjournal-node"), "pki")
+    pki = nodeclient.PKI
     context = ssl.create_default_context(cafile=f"{pki}/ca.crt")
     context.load_cert_chain(f"{pki}/admin.crt", f"{pki}/admin.key")
     server = json.loads(kubectl("config", "view", "-o", "json").stdout)["clusters"][0]
@@ -186,8 +181,7 @@ class StatefulSetTest(unittest.TestCase):
     def kill_operator_container(self):
         pod = operator_pod()
         restarts = pod["status"]["containerStatuses"][0]["restartCount"]
-        subprocess.run(["ctr", "--address", SOCKET, "-n", "k8s.io", "tasks", "kill", "-s",
-                        "SIGKILL", container_id(pod)], check=True, capture_output=True)
+        nodeclient.kill_containers(pod)
         return wait_until("the killed container restarted and Ready", lambda: (
             lambda p: p if pod_ready(p) and
             p["status"]["containerStatuses"][0]["restartCount"] > restarts else None)(

@@ -1,13 +1,13 @@
 """A fault-injecting proxy in front of the e2e kube-apiserver, for one client (the operator).
 
-It terminates TLS with the API server's own certificate (so the client's kubeconfig only changes
-its port), reads each HTTP/1.1 request whole, asks `decide(method, path)` what to do, and either
+It listens where the stage says (stage.proxy_ends(): loopback for the stand-in's operator, the
+node's address for one in a Pod) and terminates TLS with the API server's own certificate (so
+the client only changes the port it connects to), reads each HTTP/1.1 request whole, asks `decide(method, path)` what to do, and either
 forwards it on a fresh TLS connection of its own (as the admin user, `Connection: close`, the
 answer piped back until the server closes, so watches stream through) or drops it unanswered.
 One request per client connection: clients see `Connection: close` and reconnect. HTTP/2 is not
 offered (no ALPN), so client-go speaks HTTP/1.1 to it. Standard library only."""
 
-import os
 import socket
 import ssl
 import threading
@@ -17,22 +17,17 @@ class FaultProxy(threading.Thread):
     """decide(method, path) -> True to forward, False to drop the request (the connection closes
     without an answer, as when the client dies before the server sees the write)."""
 
-    def __init__(self, cp, decide):
+    def __init__(self, stage, decide):
         super().__init__(daemon=True)
-        self.cp, self.decide = cp, decide
-        d = cp.dir
+        self.decide = decide
+        ends = stage.proxy_ends()
+        self.upstream = ends["upstream"]
         self.server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self.server_ctx.load_cert_chain(f"{d}/server.crt", f"{d}/server.key")
-        self.upstream_ctx = ssl.create_default_context(cafile=f"{d}/ca.crt")
-        self.upstream_ctx.load_cert_chain(f"{d}/admin.crt", f"{d}/admin.key")
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.kubeconfig = os.path.join(d, "via-proxy.kubeconfig")
-        with open(cp.kubeconfig) as f:
-            text = f.read()
-        with open(self.kubeconfig, "w") as f:
-            f.write(text.replace(f"https://127.0.0.1:{cp.api_port}",
-                                 f"https://127.0.0.1:{self.port}"))
+        self.server_ctx.load_cert_chain(ends["server_cert"], ends["server_key"])
+        self.upstream_ctx = ssl.create_default_context(cafile=ends["ca"])
+        self.upstream_ctx.load_cert_chain(ends["admin_cert"], ends["admin_key"])
+        self.listener = socket.create_server((ends["listen"], 0))
+        self.address = (ends["listen"], self.listener.getsockname()[1])
         self.closed = False
 
     def run(self):
@@ -66,8 +61,8 @@ class FaultProxy(threading.Thread):
         lines = [line for line in head.split(b"\r\n")
                  if not line.lower().startswith((b"connection:", b"keep-alive:"))]
         request = b"\r\n".join(lines + [b"Connection: close"]) + b"\r\n\r\n" + body
-        upstream = socket.create_connection(("127.0.0.1", self.cp.api_port), timeout=None)
-        with self.upstream_ctx.wrap_socket(upstream, server_hostname="127.0.0.1") as up:
+        upstream = socket.create_connection(self.upstream, timeout=None)
+        with self.upstream_ctx.wrap_socket(upstream, server_hostname=self.upstream[0]) as up:
             up.sendall(request)
             while True:
                 chunk = up.recv(65536)

@@ -62,18 +62,45 @@ class Stage:
         self.kubelet = Kubelet(self.cp.kube, os.path.join(CACHE, "ray-venv"), self.work).start()
         return self.start_operator()
 
-    def start_operator(self, kubeconfig=None):
-        """Starts the operator (again, on the same journal), talking to the API server or to
-        what `kubeconfig` names (a fault proxy); its log gains each run's output."""
+    def start_operator(self, proxy=None):
+        """Starts the operator (again, on the same journal), talking to the API server or to a
+        fault proxy (faultproxy.py) in front of it; its log gains each run's output."""
         self.operator_starts += 1
-        cmd = operator_command(self.operator, kubeconfig or self.cp.kubeconfig, self.work,
-                               self.binary)
+        kubeconfig = self.cp.kubeconfig
+        if proxy:
+            kubeconfig = os.path.join(self.cp.dir, "via-proxy.kubeconfig")
+            with open(self.cp.kubeconfig) as f, open(kubeconfig, "w") as out:
+                out.write(f.read().replace(f"https://127.0.0.1:{self.cp.api_port}",
+                                           f"https://127.0.0.1:{proxy.address[1]}"))
+        cmd = operator_command(self.operator, kubeconfig, self.work, self.binary)
         self.op = Process("operator", with_cluster_dns(cmd, self.work), self.work).start()
         return self
+
+    def stop_operator(self):
+        self.op.stop()
 
     def kill_operator(self):
         """SIGKILL to the operator's process group: no shutdown code runs."""
         self.op.kill9()
+
+    def operator_trouble(self):
+        """Why the operator is not running, unless a kill -9 of a case's own ended it."""
+        if self.op.alive() or self.op.proc.returncode == -9:
+            return None
+        return (f"the operator exited by itself (code {self.op.proc.returncode}) during the "
+                f"case; see {self.work}/operator.log")
+
+    def proxy_ends(self):
+        d = self.cp.dir
+        return {"listen": "127.0.0.1", "server_cert": f"{d}/server.crt",
+                "server_key": f"{d}/server.key", "upstream": ("127.0.0.1", self.cp.api_port),
+                "ca": f"{d}/ca.crt", "admin_cert": f"{d}/admin.crt", "admin_key": f"{d}/admin.key"}
+
+    def share_with_pods(self, host_dir):
+        """host_dir as the Pods' containers see it: the stand-in runs them as host processes."""
+        if host_dir not in self.kubelet.keep:
+            self.kubelet.keep.append(host_dir)
+        return {}
 
     def stop(self):
         if self.op:
@@ -107,6 +134,7 @@ class NodeOperator:
     def __init__(self, stage):
         self.stage, self.proc = stage, None
         self.log_path = os.path.join(stage.work, "operator.log")
+        self.saved = {}  # (Pod uid, "--previous" or None) -> its log
 
     def pods(self):
         done = self.stage.kubectl("get", "pods", "-A", "-l", self.stage.selector, "-o", "json",
@@ -117,14 +145,18 @@ class NodeOperator:
         return any(p.get("status", {}).get("phase") == "Running" for p in self.pods())
 
     def save_log(self):
+        """The logs of the operator's Pods (each container's current and previous run), with
+        those of Pods saved before and gone since (a weak-spot case deletes them)."""
+        for pod in self.pods():
+            meta = pod["metadata"]
+            for previous in ("--previous", None):
+                done = self.stage.kubectl("-n", meta["namespace"], "logs", meta["name"],
+                                          *([previous] if previous else []), check=False)
+                if done.returncode == 0:
+                    self.saved[(meta["uid"], previous)] = \
+                        f"--- {meta['name']} {previous or ''}\n{done.stdout}"
         with open(self.log_path, "w") as f:
-            for pod in self.pods():
-                meta = pod["metadata"]
-                for previous in ("--previous", None):
-                    done = self.stage.kubectl("-n", meta["namespace"], "logs", meta["name"],
-                                              *([previous] if previous else []), check=False)
-                    if done.returncode == 0:
-                        f.write(f"--- {meta['name']} {previous or ''}\n{done.stdout}")
+            f.write("".join(self.saved.values()))
 
     def log(self):
         if not os.path.exists(self.log_path):
@@ -160,7 +192,8 @@ class NodeStage:
 
     def start(self):
         kubeconfig = nodeclient.kubeconfig(self.cluster("up"))
-        self.cp = type("NodeControlPlane", (), {"kubeconfig": kubeconfig})()
+        self.cp = type("NodeControlPlane", (), {"kubeconfig": kubeconfig,
+                                                "kube": nodeclient.kube()})()
         self.cluster("images", *NODE_IMAGES)
         self.alias_sample_images()
         self.apply_requests_policy()
@@ -203,6 +236,76 @@ class NodeStage:
                                 input=pod, check=False)
             return done.stdout.strip() == "100m"
         wait_until("the API server scales CPU requests in test namespaces", scaled, 60, 1)
+
+    # --- what weakspots.py does to the operator ---------------------------------------------
+
+    WORKLOADS = {"rayjournal": ("rayjournal-system", "statefulset/rayjournal-operator"),
+                 "kuberay": ("default", "deployment/kuberay-operator")}
+
+    def scale_operator(self, replicas):
+        ns, workload = self.WORKLOADS[self.operator]
+        self.kubectl("-n", ns, "scale", workload, f"--replicas={replicas}")
+
+    def wait_operator_gone(self):
+        wait_until("the operator's Pods gone", lambda: not self.op.pods(), 120, 0.5)
+
+    def stop_operator(self):
+        """No replicas: its Pod deleted gracefully, as `kubectl scale` does."""
+        self.op.save_log()
+        self.scale_operator(0)
+        self.wait_operator_gone()
+
+    def kill_operator(self):
+        """SIGKILL through the runtime, then no replicas, so that it stays down until
+        start_operator(): the kubelet sees a dead container at its next relist (each second),
+        and by then the Pod is terminating, which it does not restart."""
+        self.op.save_log()
+        pods = self.op.pods()
+        for pod in pods:
+            nodeclient.kill_containers(pod)
+        self.scale_operator(0)
+        self.wait_operator_gone()
+
+    def start_operator(self, proxy=None):
+        """One replica again (rayjournal's on the same claim), finding the API server as
+        in-cluster clients do (KUBERNETES_SERVICE_HOST/PORT): the Service, or a fault proxy on
+        the node's address."""
+        ns, workload = self.WORKLOADS[self.operator]
+        env = ([f"KUBERNETES_SERVICE_HOST={proxy.address[0]}",
+                f"KUBERNETES_SERVICE_PORT={proxy.address[1]}"] if proxy
+               else ["KUBERNETES_SERVICE_HOST-", "KUBERNETES_SERVICE_PORT-"])
+        self.kubectl("-n", ns, "set", "env", workload, *env)
+        self.scale_operator(1)
+        self.operator_starts += 1
+        wait_until("the operator Ready", lambda: any(
+            c["type"] == "Ready" and c["status"] == "True" and not p["metadata"].get(
+                "deletionTimestamp")
+            for p in self.op.pods() for c in p.get("status", {}).get("conditions", [])), 240, 0.5)
+        return self
+
+    def operator_trouble(self):
+        """Restarts the kubelet made of the operator's container (our kills leave none: they
+        scale it to no replicas), or a missing operator."""
+        pods = self.op.pods()
+        restarts = sum(c.get("restartCount", 0) for p in pods
+                       for c in p.get("status", {}).get("containerStatuses", []))
+        if restarts:
+            return (f"the operator's container exited by itself and was restarted {restarts} "
+                    f"time(s) during the case; see {self.work}/operator.log")
+        return None if self.op.alive() else "the operator is not running"
+
+    def proxy_ends(self):
+        pki = nodeclient.PKI
+        return {"listen": nodeclient.NODE_IP, "server_cert": f"{pki}/apiserver.crt",
+                "server_key": f"{pki}/apiserver.key", "upstream": (nodeclient.NODE_IP, 6443),
+                "ca": f"{pki}/ca.crt", "admin_cert": f"{pki}/admin.crt",
+                "admin_key": f"{pki}/admin.key"}
+
+    def share_with_pods(self, host_dir):
+        """host_dir as the Pods' containers see it: a hostPath volume at the same path."""
+        return {"volumes": [{"name": "shared", "hostPath": {"path": host_dir,
+                                                            "type": "Directory"}}],
+                "volumeMounts": [{"name": "shared", "mountPath": host_dir}]}
 
     def kuberay_config(self):
         return os.path.normpath(os.path.join(crd_dir("kuberay", ROOT, KUBERAY_VERSION),

@@ -1,8 +1,12 @@
-"""KubeRay's weak spots side by side: the faults behind W4, W6, W8 and W9
-(../shared/reference/kuberay-rayjob-semantics.md) injected on the real control plane and the
-kubelet stand-in, with real Ray, into KubeRay's operator and rayjournal alike.
+"""KubeRay's weak spots side by side: the faults behind W1, W4, W6, W8 and W9
+(../shared/reference/kuberay-rayjob-semantics.md) injected with real Ray into KubeRay's operator
+and rayjournal alike, on the real node (--node: each operator deployed in it as its users deploy
+it, killed with SIGKILL through containerd and held down by scaling it to no replicas, a fault
+proxy reached through KUBERNETES_SERVICE_HOST) or on the real control plane and the kubelet
+stand-in.
 
-  weakspots.py [--operator rayjournal|kuberay|both] [--case REGEX] [--json FILE] [--markdown FILE]
+  weakspots.py [--node] [--operator rayjournal|kuberay|both] [--case REGEX] [--json FILE]
+               [--markdown FILE]
 
 Each case runs in a namespace of its own on one stage per operator (stage.py) and reports what a
 user would count afterwards: the RayClusters the RayJob got, how many times Ray ran the job
@@ -12,7 +16,7 @@ RayJob is gone, a Ray job that ran on after its RayJob was deleted). A case's ve
 when the operator did what the RayJob asked for, once, and left nothing behind.
 
 Exit 0 when rayjournal was `ok` in every case it ran (KubeRay's results are what they are).
-Needs root (the stand-in's namespaces) and iptables (the W9 case)."""
+Needs root (the stand-in's namespaces, the node's containerd) and iptables (the W9 case)."""
 
 import argparse
 import os
@@ -26,25 +30,37 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
-from stage import KUBERAY_VERSION, OPERATORS, ROOT, Stage, head_commit, report  # noqa: E402
+from stage import KUBERAY_VERSION, OPERATORS, ROOT, NodeStage, Stage, head_commit, report  # noqa: E402
 from harness import wait_until  # noqa: E402
+import nodeclient  # noqa: E402
 
 TERMINAL = ("Complete", "Failed")
-HEAD = {"rayStartParams": {"num-cpus": "1", "dashboard-host": "0.0.0.0"},
-        "template": {"spec": {"containers": [{
-            "name": "ray-head", "image": "rayproject/ray:2.46.0",
-            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"},
-                          "limits": {"cpu": "1", "memory": "2Gi"}}}]}}}
+# The Ray image a head runs: on the stand-in any name (it runs the host's Ray), on the real node
+# the one built here.
+RAY = {False: "2.46.0", True: "2.60.0"}
 
 
-def rayjob(ns, name, mode, entrypoint, **spec):
+def head_group(node, shared=None):
+    """A one-CPU head; `shared`: volumes and mounts that show a host directory to it."""
+    container = {"name": "ray-head", "image": f"rayproject/ray:{RAY[node]}",
+                 "resources": {"requests": {"cpu": "500m", "memory": "1Gi"},
+                               "limits": {"cpu": "1", "memory": "2Gi"}}}
+    spec = {"containers": [container]}
+    if shared:
+        container["volumeMounts"] = shared["volumeMounts"]
+        spec["volumes"] = shared["volumes"]
+    return {"rayStartParams": {"num-cpus": "1", "dashboard-host": "0.0.0.0"},
+            "template": {"spec": spec}}
+
+
+def rayjob(case, name, mode, entrypoint, **spec):
     body = {"entrypoint": entrypoint, "submissionMode": mode}
     if "clusterSelector" not in spec:
         body.update(shutdownAfterJobFinishes=True,
-                    rayClusterSpec={"rayVersion": "2.46.0", "headGroupSpec": HEAD})
+                    rayClusterSpec={"rayVersion": RAY[case.node], "headGroupSpec": case.head})
     body.update(spec)
     return {"apiVersion": "ray.io/v1", "kind": "RayJob",
-            "metadata": {"name": name, "namespace": ns}, "spec": body}
+            "metadata": {"name": name, "namespace": case.ns}, "spec": body}
 
 
 class Case:
@@ -58,6 +74,8 @@ class Case:
 
     def __init__(self, stage, runs_dir):
         self.stage, self.kube = stage, stage.cp.kube
+        self.node = isinstance(stage, NodeStage)
+        self.head = head_group(self.node, stage.share_with_pods(runs_dir))
         self.ns = "ws-" + re.sub(r"[^a-z0-9]", "", self.name.lower())
         self.runs = os.path.join(runs_dir, f"{self.ns}-{stage.operator}.runs")
         self.clusters, self.submitters = set(), set()
@@ -193,10 +211,10 @@ class KilledBeforeStatusWrite(Case):
 
     def prepare(self):
         self.created, self.fired = False, threading.Event()
-        self.stage.op.stop()
-        self.proxy = FaultProxy(self.stage.cp, self.decide)
+        self.stage.stop_operator()
+        self.proxy = FaultProxy(self.stage, self.decide)
         self.proxy.start()
-        self.stage.start_operator(self.proxy.kubeconfig)
+        self.stage.start_operator(self.proxy)
 
     def decide(self, method, path):
         if self.fired.is_set():
@@ -212,7 +230,7 @@ class KilledBeforeStatusWrite(Case):
         return True
 
     def rayjob(self):
-        return rayjob(self.ns, "job", self.mode, self.entrypoint())
+        return rayjob(self, "job", self.mode, self.entrypoint())
 
     def fault(self):
         try:
@@ -234,7 +252,7 @@ class LostRecord(Case):
     succeeds = False
 
     def rayjob(self):
-        return rayjob(self.ns, "job", self.mode, self.entrypoint())
+        return rayjob(self, "job", self.mode, self.entrypoint())
 
     def fault(self):
         self.wait_running()
@@ -262,7 +280,7 @@ class FinishedWhileDown(Case):
     expect = "Complete, jobStatus SUCCEEDED, as Ray says"
 
     def rayjob(self):
-        return rayjob(self.ns, "job", self.mode, self.entrypoint())
+        return rayjob(self, "job", self.mode, self.entrypoint())
 
     def fault(self):
         self.wait_running()
@@ -290,7 +308,7 @@ class SubmitterDeleted(Case):
     submitter_jobs_allowed = 2
 
     def rayjob(self):
-        return rayjob(self.ns, "job", self.mode, self.entrypoint())
+        return rayjob(self, "job", self.mode, self.entrypoint())
 
     def fault(self):
         self.wait_running()
@@ -317,17 +335,20 @@ class DeletedWhileStopUnconfirmed(Case):
     def prepare(self):
         cluster = {"apiVersion": "ray.io/v1", "kind": "RayCluster",
                    "metadata": {"name": self.shared_cluster, "namespace": self.ns},
-                   "spec": {"rayVersion": "2.46.0", "headGroupSpec": HEAD}}
+                   "spec": {"rayVersion": RAY[self.node], "headGroupSpec": self.head}}
         self.kube.create("RayCluster", cluster)
         wait_until(f"{self.ns}: shared cluster ready", lambda: (self.kube.get(
             "RayCluster", self.ns, self.shared_cluster) or {}).get("status", {}).get(
             "state") == "ready", 240, 1)
 
     def rayjob(self):
-        return rayjob(self.ns, "job", self.mode, self.entrypoint(),
+        return rayjob(self, "job", self.mode, self.entrypoint(),
                       clusterSelector={"ray.io/cluster": self.shared_cluster})
 
     def iptables(self, action):
+        if self.node:
+            nodeclient.in_pod_netns(self.head_pod(), ["iptables", action, *self.DROP])
+            return
         head = self.stage.kubelet.pods.get((self.ns, self.head_pod()["metadata"]["name"]))
         subprocess.run(["ip", "netns", "exec", head.netns, "iptables", action, *self.DROP],
                        check=True)
@@ -368,11 +389,11 @@ CASES = [KilledBeforeStatusWrite, LostRecord, FinishedWhileDown, SubmitterDelete
 
 def run_operator(operator, cases, args, runs_dir):
     work = tempfile.mkdtemp(prefix=f"rjws-{operator}-")
-    stage = Stage(operator, work, args.rayjournal_operator)
+    stage = (NodeStage(operator, work) if args.node
+             else Stage(operator, work, args.rayjournal_operator))
     rows = []
     try:
         stage.start()
-        stage.kubelet.keep.append(runs_dir)  # the job writes its runs there
         for case_class in cases:
             case = case_class(stage, runs_dir)
             print(f"weakspots.py: {operator}: {case.name}", file=sys.stderr, flush=True)
@@ -381,12 +402,10 @@ def run_operator(operator, cases, args, runs_dir):
             except Exception as e:  # noqa: BLE001 - one case's harness failure, reported
                 rows.append({"case": case.name, "weak_spot": case.weak_spot,
                              "operator": operator, "verdict": "error", "problems": [str(e)]})
-            if not stage.op.alive():
-                code = stage.op.proc.returncode
-                if code != -signal.SIGKILL:  # a case's own kill -9 is the fault it injects
-                    rows[-1].update(verdict="error", problems=[
-                        f"the operator exited by itself (code {code}) during the case; "
-                        f"see {work}/operator.log"])
+            trouble = stage.operator_trouble()
+            if trouble:
+                rows[-1].update(verdict="error", problems=[trouble])
+            if trouble or not stage.op.alive():
                 stage.start_operator()
             print(f"weakspots.py: {operator}: {case.name}: {rows[-1]['verdict']} "
                   f"{rows[-1]['problems']}", file=sys.stderr, flush=True)
@@ -401,7 +420,7 @@ def run_operator(operator, cases, args, runs_dir):
 
 def markdown(rows, meta):
     out = [f"{meta['date']} · commit {meta['commit']} · KubeRay {meta['kuberay']} · "
-           f"{meta['seconds']:.0f} s", "",
+           f"{meta.get('node', 'stand-in')} node · {meta['seconds']:.0f} s", "",
            "| weak spot | fault | operator | RayClusters | submitter Jobs | Ray runs | final status "
            "| left behind | verdict |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -423,6 +442,9 @@ def main():
     p.add_argument("--json", help="write the rows here")
     p.add_argument("--markdown", help="write the table here")
     p.add_argument("--keep", action="store_true", help="keep the work directories")
+    p.add_argument("--node", action="store_true",
+                   help="on the real node (scripts/cluster.sh), each operator deployed in it as "
+                        "its users deploy it, instead of on the kubelet stand-in")
     args = p.parse_args()
     if os.geteuid() != 0:
         print("weakspots.py: skipped: the stand-in needs root (network and mount namespaces)",
@@ -438,7 +460,8 @@ def main():
     rows = [r for op in operators for r in run_operator(op, cases, args, runs_dir)]
     subprocess.run(["rm", "-rf", runs_dir])
     meta = {"date": time.strftime("%Y-%m-%d"), "seconds": time.monotonic() - started,
-            "commit": head_commit(), "kuberay": KUBERAY_VERSION}
+            "commit": head_commit(), "kuberay": KUBERAY_VERSION,
+            "node": "real" if args.node else "stand-in"}
     report(meta, rows, markdown(rows, meta), args.json, args.markdown)
     ours = [r for r in rows if r["operator"] == "rayjournal"]
     sys.exit(0 if all(r["verdict"] == "ok" for r in ours) else 1)
