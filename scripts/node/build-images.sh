@@ -51,6 +51,16 @@ build_submitter() {
   podman build "${PODMAN_RUN_FLAGS[@]}" --pull=never --layers --quiet -t "$SUBMITTER" "$context" >/dev/null
   rm -rf "$context"
 }
+# The node's package mirror's wheels (scripts/node/images/mirror-requirements.txt and what they
+# need), built with the host's pip (Python 3.11, as the Ray image's) into .cache/node-wheels.
+build_wheels() {
+  local wheels=.cache/node-wheels requirements=scripts/node/images/mirror-requirements.txt
+  if cmp -s "$requirements" "$wheels/.requirements"; then return; fi
+  mkdir -p "$wheels"
+  python3 -m pip wheel --quiet --disable-pip-version-check -w "$wheels" -r "$requirements"
+  cp "$requirements" "$wheels/.requirements"
+  log "node package mirror: $(ls "$wheels" | wc -l) wheels in $wheels"
+}
 source scripts/image-bases.sh
 make_bases
 pip_cache=${PIP_CACHE_DIR:-$HOME/.cache/pip}
@@ -65,6 +75,7 @@ if [ ${#images[@]} -eq 0 ]; then
 fi
 for image in "${images[@]}"; do
   started=$(date +%s)
+  [ "$image" = docker.io/rayproject/ray:2.60.0 ] && build_wheels
   if [ "$image" = "$HELPER" ]; then
     podman tag localhost/debian:bookworm-slim "$HELPER"
   elif [ "$image" = "$KUBERAY" ]; then

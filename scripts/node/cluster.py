@@ -135,6 +135,7 @@ def start_services(node, procs):
     kubectl(node, "apply", "--server-side", "--force-conflicts", "-f", node.bootstrap_manifest)
     procs.start("coredns", [node.bin("coredns"), "-conf", node.corefile])
     procs.start("local-path-provisioner", node.provisioner_argv())
+    procs.start("package-mirror", node.mirror_argv())
     wait_until("CoreDNS answering for kubernetes.default", lambda: dns_answers(node) or
                procs.check_running("coredns"), 60)
     wait_until("the default ServiceAccount", lambda: kubectl(

@@ -6,6 +6,7 @@ NODE_RUN (default /run/rayjournal-node) holds sockets, pid files and containerd'
 """
 import os
 import subprocess
+import sys
 
 NODE_IP = os.environ.get("NODE_IP", "172.29.0.1")
 NODE_LINK = "rjnode0"        # holds NODE_IP: a bridge without ports (no dummy module on these kernels)
@@ -14,6 +15,10 @@ POD_CIDR = "10.246.0.0/24"  # the kubelet stand-in of tests/kuberay-e2e has 10.2
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"     # the `kubernetes` Service
 CNI_NETWORK = "rayjournal-node"
+# The node's package mirror: wheels (scripts/node/build-images.sh builds them from
+# scripts/node/images/mirror-requirements.txt) served on the node's address, where the Ray image's
+# pip.conf looks for the packages Ray runtime environments ask for (Pods have no way out).
+MIRROR_PORT = 3141
 # The sysctls this cluster changes; `down` puts back the values it found.
 SYSCTLS = {"net/ipv4/ip_forward": "1", "net/bridge/bridge-nf-call-iptables": "1",
            "net/bridge/bridge-nf-call-ip6tables": "1"}
@@ -49,6 +54,7 @@ class Node:
         self.corefile = os.path.join(self.root, "Corefile")
         self.bootstrap_manifest = os.path.join(self.root, "bootstrap.yaml")
         self.admin_kubeconfig = os.path.join(self.root, "admin.kubeconfig")
+        self.wheels = os.path.join(repo, ".cache", "node-wheels")
 
     def bin(self, name):
         return os.path.join(self.cache, "bin", name)
@@ -78,7 +84,7 @@ class Node:
     @staticmethod
     def component_names():
         return ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "containerd",
-                "kubelet", "kube-proxy", "coredns", "local-path-provisioner"]
+                "kubelet", "kube-proxy", "coredns", "local-path-provisioner", "package-mirror"]
 
     def prepare_host(self):
         for d in (self.root, self.run, self.pki, self.log_dir, self.kubelet_dir, self.volumes,
@@ -138,6 +144,11 @@ class Node:
                 f"--cluster-signing-cert-file={p}/ca.crt", f"--cluster-signing-key-file={p}/ca.key",
                 f"--flex-volume-plugin-dir={self.root}/flex", f"--service-cluster-ip-range={SERVICE_CIDR}",
                 "--kube-api-qps=100", "--kube-api-burst=200"]
+
+    def mirror_argv(self):
+        os.makedirs(self.wheels, exist_ok=True)
+        return [sys.executable, "-m", "http.server", "--bind", self.ip, "--directory",
+                self.wheels, str(MIRROR_PORT)]
 
     def scheduler_argv(self):
         return [self.bin("kube-scheduler"), f"--kubeconfig={self.root}/scheduler.kubeconfig",

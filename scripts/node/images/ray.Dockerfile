@@ -14,6 +14,11 @@ RUN if [ -s /run/host-ca.crt ]; then export PIP_CERT=/run/host-ca.crt; fi \
     && pip install --break-system-packages --disable-pip-version-check -q \
       "ray[default]==${RAY_VERSION}" \
     && ray --version
+# Pods have no way out of the node: pip (Ray's `runtime_env: pip`) installs from the node's
+# package mirror (scripts/node/nodeconfig.py, MIRROR_PORT), as in an air-gapped cluster.
+ARG NODE_MIRROR=http://172.29.0.1:3141/
+RUN printf '[global]\nno-index = true\nfind-links = %s\ntrusted-host = %s\n' "$NODE_MIRROR" \
+      "$(echo "$NODE_MIRROR" | cut -d/ -f3 | cut -d: -f1)" >/etc/pip.conf
 RUN useradd --uid 1000 --gid 100 --create-home --shell /bin/bash ray \
     && echo 'ray ALL=NOPASSWD: ALL' >/etc/sudoers.d/ray
 USER 1000:100
