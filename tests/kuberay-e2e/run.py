@@ -29,7 +29,9 @@ PACKAGES = ("e2erayjob", "e2erayjobsubmitter", "sampleyaml", "e2eautoscaler", "e
 import harness  # noqa: E402  (stage.py put tests/e2e on the path)
 
 RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)")
-FAILURE = re.compile(r"^\s+\S+_test\.go:\d+:")
+# A failed assertion's first line: in a test file, or in KubeRay's resource logger (its Gomega
+# fail handler, which sampleyaml and the RayCluster suites configure).
+FAILURE = re.compile(r"^\s+(\S+_test|resource_logger)\.go:\d+:")
 
 
 def parse(output):

@@ -25,7 +25,25 @@ FAIL
 """
 
 
+LOGGED = """=== RUN   TestRayJob
+=== RUN   TestRayJob/ray-job.sample.yaml
+    rayjob_test.go:42: [2026-12-07T11:00:00Z] Waiting for RayCluster ns/c to be ready
+    resource_logger.go:56: 
+        Timed out after 120.000s.
+        Expected
+            <string>: Failed
+--- FAIL: TestRayJob (120.00s)
+    --- FAIL: TestRayJob/ray-job.sample.yaml (120.00s)
+"""
+
+
 class ReportTest(unittest.TestCase):
+    def test_a_failure_the_resource_logger_reports_is_the_first_failure(self):
+        rows = {r["case"]: r for r in run.parse(LOGGED)}
+        failure = rows["TestRayJob/ray-job.sample.yaml"]["failure"]
+        self.assertIn("resource_logger.go:56", failure)
+        self.assertIn("Timed out after 120.000s", failure)
+
     def test_a_failing_case_is_a_row_with_its_first_failure(self):
         rows = {r["case"]: r for r in run.parse(OUTPUT)}
         self.assertEqual(rows["TestRayJob/Successful_RayJob"]["result"], "fail")
