@@ -210,7 +210,7 @@ class KilledBeforeStatusWrite(Case):
     expect = "one RayCluster, one submitter Job, the job run once, Complete"
 
     def prepare(self):
-        self.created, self.fired = False, threading.Event()
+        self.created, self.fired, self.killing = False, threading.Event(), threading.Lock()
         self.stage.stop_operator()
         self.proxy = FaultProxy(self.stage, self.decide)
         self.proxy.start()
@@ -219,13 +219,18 @@ class KilledBeforeStatusWrite(Case):
     def decide(self, method, path):
         if self.fired.is_set():
             return True
+        if self.killing.locked():
+            return False  # the operator is being killed: nothing more of it reaches the server
         prefix = f"/apis/ray.io/v1/namespaces/{self.ns}/"
         if method == "POST" and path.startswith(prefix + "rayclusters"):
             self.created = True
         elif (self.created and method in ("PUT", "PATCH") and
               path.startswith(prefix + "rayjobs/job/status")):
-            self.fired.set()
-            self.stage.kill_operator()
+            # Killed before the case goes on: on the real node the kill (SIGKILL, then no
+            # replicas) takes a moment, and starting the operator again meanwhile would race it.
+            if self.killing.acquire(blocking=False):
+                self.stage.kill_operator()
+                self.fired.set()
             return False
         return True
 
@@ -403,8 +408,8 @@ def run_operator(operator, cases, args, runs_dir):
                 rows.append({"case": case.name, "weak_spot": case.weak_spot,
                              "operator": operator, "verdict": "error", "problems": [str(e)]})
             trouble = stage.operator_trouble()
-            if trouble:
-                rows[-1].update(verdict="error", problems=[trouble])
+            if trouble:  # beside what the case found: a harness error says why it stopped
+                rows[-1].update(verdict="error", problems=rows[-1]["problems"] + [trouble])
             if trouble or not stage.op.alive():
                 stage.start_operator()
             print(f"weakspots.py: {operator}: {case.name}: {rows[-1]['verdict']} "
