@@ -136,6 +136,9 @@ class Case:
         return self.status()
 
     def run(self):
+        if self.node:  # an earlier run's namespace of the same name may still be going
+            wait_until(f"{self.ns} from an earlier run gone", lambda: self.kube.get(
+                "Namespace", None, self.ns) is None, 180, 1)
         self.kube.create_namespace(self.ns)
         watcher = threading.Thread(target=self.watch_clusters, daemon=True)
         watcher.start()
@@ -147,6 +150,8 @@ class Case:
             leftovers = self.clean_up()
         finally:
             self.watching.set()
+            if self.node:  # the cluster outlives the case; its Pods' requests must not
+                self.kube.delete("Namespace", None, self.ns)
         starts, ends = self.runs_seen()
         row = {"case": self.name, "weak_spot": self.weak_spot, "operator": self.stage.operator,
                "fault": self.fault_text, "expect": self.expect,
