@@ -179,7 +179,7 @@ void addLeaderAndLogFlags(CLI::App& app, Flags& f) {
   app.add_option("--leader-elect-id", kubeOptions.leader.name, "name of the Lease")
       ->capture_default_str();
   app.add_option("--leader-elect-identity", kubeOptions.leader.identity,
-                 "this candidate's identity (default: hostname_pid)");
+                 "this candidate's identity (default: hostname_ and 16 random hex digits)");
   app.add_option("--leader-elect-lease-duration", f.leaseS, "seconds")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

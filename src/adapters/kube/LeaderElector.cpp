@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <random>
+
 #include "adapters/TimeFormat.h"
 
 namespace rayjournal::kube {
@@ -26,7 +29,13 @@ LeaderElector::LeaderElector(KubeClient& kube, LeaderElectionOptions options)
   if (options_.identity.empty()) {
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
-    options_.identity = std::string(host) + "_" + std::to_string(getpid());
+    // Unique per process, not hostname_pid: in a container the pid is 1 every time, and the
+    // replacement of a force-deleted Pod (same name, same hostname) runs beside the old one.
+    // Sharing an identity, each would take the other's Lease for its own.
+    std::random_device random;
+    char suffix[17];
+    std::snprintf(suffix, sizeof(suffix), "%08x%08x", random(), random());
+    options_.identity = std::string(host) + "_" + suffix;
   }
 }
 

@@ -22,7 +22,7 @@ namespace rayjournal::kube {
 struct LeaderElectionOptions {
   std::string ns;  // empty: "default"
   std::string name = "rayjournal-operator";
-  std::string identity;  // default: hostname_pid
+  std::string identity;  // default: hostname_<16 random hex digits>, unique per process
   std::chrono::milliseconds leaseDuration{15000};
   std::chrono::milliseconds renewDeadline{10000};
   std::chrono::milliseconds retryPeriod{2000};

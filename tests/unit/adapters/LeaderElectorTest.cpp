@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
@@ -32,6 +34,19 @@ bool eventually(F done, std::chrono::milliseconds within) {
   auto deadline = std::chrono::steady_clock::now() + within;
   while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
   return done();
+}
+
+// A container's process is pid 1 every time, and a force-deleted Pod's replacement (same
+// hostname) starts beside it: identities made of hostname and pid would be equal, and each
+// process would count the other's Lease as its own.
+TEST(LeaderElectorTest, TwoElectorsOnOneHostWithTheSamePidHaveDifferentIdentities) {
+  SystemClock clock;
+  sim::SimKube kube(clock);
+  LeaderElector a(kube, LeaderElectionOptions{}), b(kube, LeaderElectionOptions{});
+  EXPECT_NE(a.identity(), b.identity());
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  EXPECT_EQ(a.identity().rfind(std::string(host) + "_", 0), 0u);
 }
 
 TEST(LeaderElectorTest, OneLeaderAtATimeAndAReleasedLeaseIsTakenAtOnce) {
