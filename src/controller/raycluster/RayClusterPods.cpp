@@ -294,6 +294,10 @@ json podMetadata(const RayClusterView& c, const json& groupSpec, const PodRole& 
     annotations["ray.io/overwrite-container-cmd"] = "true";
   if (role.head) annotations["ray.io/ft-enabled"] = "false";
   if (!annotations.empty()) meta["annotations"] = std::move(annotations);
+  // KubeRay builds the Pod on the template's ObjectMeta: another controller's finalizers there
+  // hold a deleted Pod until that controller lets it go.
+  const json& finalizers = arrayAt(tmplMeta, "finalizers");
+  if (!finalizers.empty()) meta["finalizers"] = finalizers;
   return meta;
 }
 

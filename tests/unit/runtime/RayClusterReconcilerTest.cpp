@@ -137,6 +137,43 @@ TEST(RayClusterReconcilerTest, ARefusedPodCreateShowsAsReplicaFailureUntilThePod
 }
 
 // The checker itself: a write that bypasses the Executor is caught.
+// KubeRay's e2e TestRayClusterScalingDown: a standalone RayCluster whose Pods carry a finalizer of
+// another controller, scaled from two workers to one: one worker is deleted at once (it stays,
+// with a deletionTimestamp, until the finalizer goes) and the head is not.
+TEST(RayClusterReconcilerTest, AScaleDownDeletesOneWorkerWhosePodsCarryAForeignFinalizer) {
+  SimHarness h;
+  json pod = {{"metadata", {{"finalizers", json::array({"test.kuberay.io/finalizers"})}}},
+              {"spec", {{"containers", json::array({{{"name", "ray"}, {"image", "rayproject/ray:2.46.0"}}})}}}};
+  json cluster = {{"apiVersion", "ray.io/v1"}, {"kind", "RayCluster"},
+                  {"metadata", {{"name", "down"}, {"namespace", "default"}}},
+                  {"spec", {{"headGroupSpec", {{"rayStartParams", json::object()}, {"template", pod}}},
+                            {"workerGroupSpecs", json::array({{{"groupName", "small"}, {"replicas", 2},
+                                                               {"minReplicas", 1}, {"maxReplicas", 5},
+                                                               {"rayStartParams", json::object()},
+                                                               {"template", pod}}})}}}};
+  h.kube.create("RayCluster", cluster);
+  ASSERT_TRUE(h.runUntil([&] {
+    auto c = h.kube.get("RayCluster", "default", "down");
+    return c && (*c).value("status", json::object()).value("state", "") == "ready";
+  }));
+  json current = *h.kube.get("RayCluster", "default", "down");
+  current["spec"]["workerGroupSpecs"][0]["replicas"] = 1;
+  h.kube.updateAs("kuberay-test", "RayCluster", current);
+  for (int i = 0; i < 50; ++i) h.step();
+  int deleting = 0, workers = 0;
+  for (const auto& p : h.kube.list("Pod", "default")) {
+    bool worker = p["metadata"]["name"].get<std::string>().find("-worker-") != std::string::npos;
+    bool marked = p["metadata"].contains("deletionTimestamp");
+    workers += worker;
+    deleting += worker && marked;
+    if (!worker) {
+      EXPECT_FALSE(marked) << "the head was deleted";
+    }
+  }
+  EXPECT_EQ(workers, 2);
+  EXPECT_EQ(deleting, 1);
+}
+
 TEST(EffectCheckerTest, AWriteWithoutADurableIntentIsAViolation) {
   SimHarness h;
   h.port.create("Service", {{"metadata", {{"name", "sneaky"}, {"namespace", "default"}}}});
