@@ -28,28 +28,26 @@ KUBERAY_VERSION=$(cat "$CACHE/kuberay-e2e/version" 2>/dev/null || echo v1.6.2)
 KUBERAY=quay.io/kuberay/operator:$KUBERAY_VERSION
 SUBMITTER=docker.io/kuberay/submitter:nightly
 
-# KubeRay's operator binary alone on bookworm-slim, in a context of its own (.cache is outside
-# the repository's build context).
-build_kuberay() {
-  local manager="$CACHE/bin/kuberay-manager-$KUBERAY_VERSION" context
-  [ -x "$manager" ] || { log "$manager is missing: run tests/kuberay-e2e/build.sh"; exit 2; }
+# A Go binary KubeRay's build made (tests/kuberay-e2e/build.sh) alone on BASE as IMAGE, in a
+# context of its own (.cache is outside the repository's build context).
+build_binary_image() {  # IMAGE BASE BINARY NAME
+  local image=$1 base=$2 binary=$3 name=$4 context
+  [ -x "$binary" ] || { log "$binary is missing: run tests/kuberay-e2e/build.sh"; exit 2; }
   context=$(mktemp -d)
-  cp "$manager" "$context/manager"
-  printf 'FROM localhost/debian:bookworm-slim\nCOPY manager /manager\nUSER 65532:65532\nENTRYPOINT ["/manager"]\n' \
-    >"$context/Dockerfile"
-  podman build "${PODMAN_RUN_FLAGS[@]}" --pull=never --layers --quiet -t "$KUBERAY" "$context" >/dev/null
+  cp "$binary" "$context/$name"
+  printf 'FROM %s\nCOPY %s /%s\nUSER 65532:65532\nENTRYPOINT ["/%s"]\n' "$base" "$name" "$name" \
+    "$name" >"$context/Dockerfile"
+  podman build "${PODMAN_RUN_FLAGS[@]}" --pull=never --layers --quiet -t "$image" "$context" >/dev/null
   rm -rf "$context"
 }
-# KubeRay's submitter as its Dockerfile.submitter.buildx makes it: the static binary alone.
+# KubeRay's operator on bookworm-slim; its submitter as Dockerfile.submitter.buildx makes it (the
+# static binary alone).
+build_kuberay() {
+  build_binary_image "$KUBERAY" localhost/debian:bookworm-slim \
+    "$CACHE/bin/kuberay-manager-$KUBERAY_VERSION" manager
+}
 build_submitter() {
-  local submitter="$CACHE/bin/kuberay-submitter-$KUBERAY_VERSION" context
-  [ -x "$submitter" ] || { log "$submitter is missing: run tests/kuberay-e2e/build.sh"; exit 2; }
-  context=$(mktemp -d)
-  cp "$submitter" "$context/submitter"
-  printf 'FROM scratch\nCOPY submitter /submitter\nUSER 65532:65532\nENTRYPOINT ["/submitter"]\n' \
-    >"$context/Dockerfile"
-  podman build "${PODMAN_RUN_FLAGS[@]}" --pull=never --layers --quiet -t "$SUBMITTER" "$context" >/dev/null
-  rm -rf "$context"
+  build_binary_image "$SUBMITTER" scratch "$CACHE/bin/kuberay-submitter-$KUBERAY_VERSION" submitter
 }
 # The node's package mirror's wheels (scripts/node/images/mirror-requirements.txt and what they
 # need), built with the host's pip (Python 3.11, as the Ray image's) into .cache/node-wheels.
