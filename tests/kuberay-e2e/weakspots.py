@@ -21,7 +21,6 @@ Needs root (the stand-in's namespaces, the node's containerd) and iptables (the 
 import argparse
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
