@@ -37,6 +37,19 @@ std::optional<uint64_t> workerIndexAfterPrefix(std::string_view podName, std::st
   return index;
 }
 
+std::optional<WorkerName> workerNameParts(std::string_view podName, std::string_view cluster) {
+  constexpr std::string_view kWorker = "-worker-";
+  if (podName.size() <= cluster.size() + 1 || podName.substr(0, cluster.size()) != cluster ||
+      podName[cluster.size()] != '-')
+    return std::nullopt;
+  const size_t at = podName.rfind(kWorker);
+  if (at == std::string_view::npos || at <= cluster.size() + 1) return std::nullopt;  // no group
+  std::string_view group = podName.substr(cluster.size() + 1, at - cluster.size() - 1);
+  auto index = workerIndexAfterPrefix(podName, podName.substr(0, at + kWorker.size()));
+  if (!index) return std::nullopt;
+  return WorkerName{std::string(group), *index};
+}
+
 std::string rayJobHeadServiceName(std::string_view rayJob) {
   return std::string(rayJob) + "-head-svc";
 }

@@ -29,6 +29,13 @@ std::optional<uint64_t> workerPodIndex(std::string_view podName, std::string_vie
                                        std::string_view group);
 // The same with the group's workerPodPrefix computed once (a pass reads every Pod's name).
 std::optional<uint64_t> workerIndexAfterPrefix(std::string_view podName, std::string_view prefix);
+// The group and index of a worker Pod name of that cluster, when it is one of ours. The index is
+// the digits after the last "-worker-", so a group whose name holds "-worker-" is still found.
+struct WorkerName {
+  std::string group;
+  uint64_t index = 0;
+};
+std::optional<WorkerName> workerNameParts(std::string_view podName, std::string_view cluster);
 // The RayJob-level head Service: "<rayjob>-head-svc" (KubeRay's job head Service).
 std::string rayJobHeadServiceName(std::string_view rayJob);
 // The K8sJobMode submitter Job: named after the RayJob, as in KubeRay.

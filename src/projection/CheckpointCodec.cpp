@@ -122,6 +122,26 @@ void encodeJob(Out& out, const JobState& s) {
   out.str(s.lastSubmitError);
 }
 
+// An RJP5 body's optional tail: absent when empty, so such bodies are those written before it.
+void encodeWorkerIndexTail(Out& out, const JobState& s) {
+  if (s.nextWorkerIndex.empty()) return;
+  out.u(s.nextWorkerIndex.size());
+  for (const auto& [group, next] : s.nextWorkerIndex) {
+    out.str(group);
+    out.u(next);
+  }
+}
+
+void decodeWorkerIndexTail(In& in, JobState& s) {
+  const uint64_t n = in.u();
+  if (n == 0 || n > kMaxWorkerGroupsKept)
+    throw std::invalid_argument("checkpoint: " + std::to_string(n) + " worker groups");
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string group = in.str();
+    s.nextWorkerIndex.emplace(std::move(group), in.u());
+  }
+}
+
 JobState decodeJob(In& in, bool withReplicaFailure) {
   JobState s;
   s.uid = in.str();
@@ -230,6 +250,7 @@ void encodeStates(Out& out, const std::map<std::string, JobState>& states,
     } else {
       body.bytes().clear();
       encodeJob(body, decoded->second);
+      encodeWorkerIndexTail(body, decoded->second);
       putEntry(out, decoded->first, !decoded->second.inDoubt.empty(), body.bytes());
       ++decoded;
     }
@@ -293,6 +314,7 @@ JobState decodeState(const EncodedState& state) {
   In in(state.body);
   try {
     JobState s = decodeJob(in, true);
+    if (!in.done()) decodeWorkerIndexTail(in, s);
     if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes");
     return s;
   } catch (const std::invalid_argument& e) {

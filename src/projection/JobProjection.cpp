@@ -82,7 +82,8 @@ json stateToJson(const JobState& s) {
           {"replica_failure_reason", s.replicaFailureReason},
           {"replica_failure_message", s.replicaFailureMessage},
           {"last_submit_error", s.lastSubmitError},
-          {"retried", s.retried}};
+          {"retried", s.retried},
+          {"next_worker_index", s.nextWorkerIndex}};
 }
 
 JobState stateFromJson(const json& j) {
@@ -109,6 +110,8 @@ JobState stateFromJson(const json& j) {
   s.replicaFailureMessage = j.value("replica_failure_message", "");
   s.lastSubmitError = j.value("last_submit_error", "");
   if (j.contains("retried")) s.retried = j["retried"].get<std::vector<std::pair<int, int64_t>>>();
+  if (j.contains("next_worker_index"))
+    s.nextWorkerIndex = j["next_worker_index"].get<std::map<std::string, uint64_t>>();
   return s;
 }
 
@@ -146,8 +149,22 @@ void JobProjection::applyIntent(JobState& job, const wal::Record& r) {
   IntentFact f{r.seq, body.action, std::move(body.target), r.attempt, r.timeMs, r.epoch,
                std::nullopt, std::move(body.status)};
   if (f.action == events::Action::StopRayJob) job.stopRequests[f.target]++;
+  if (f.action == events::Action::CreatePod && r.object.kind == "RayCluster")
+    noteWorkerName(job, r.object.name, f);
   job.inDoubt.insert(r.seq);
   job.intents[r.seq] = std::move(f);
+}
+
+void JobProjection::noteWorkerName(JobState& cluster, const std::string& clusterName,
+                                   const IntentFact& f) {
+  auto worker = model::workerNameParts(f.target, clusterName);
+  if (!worker) return;  // the head
+  auto it = cluster.nextWorkerIndex.find(worker->group);
+  if (it == cluster.nextWorkerIndex.end()) {
+    if (cluster.nextWorkerIndex.size() >= kMaxWorkerGroupsKept) return;  // bounded: reuse then
+    it = cluster.nextWorkerIndex.emplace(std::move(worker->group), 0).first;
+  }
+  it->second = std::max(it->second, worker->index + 1);
 }
 
 // A status write of Retrying landed: the attempt's duration, with the failed count before it
@@ -386,6 +403,14 @@ std::pair<std::string, std::string> JobProjection::replicaFailure(const std::str
   const JobState* s = read(clusters_, encoded_.clusters, key);
   if (!s || s->uid != uid) return {};
   return {s->replicaFailureReason, s->replicaFailureMessage};
+}
+
+std::map<std::string, uint64_t> JobProjection::nextWorkerIndex(const std::string& key,
+                                                               const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  const JobState* s = read(clusters_, encoded_.clusters, key);
+  if (!s || s->uid != uid) return {};
+  return s->nextWorkerIndex;
 }
 
 std::optional<JobState> JobProjection::cluster(const std::string& key) const {

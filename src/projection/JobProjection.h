@@ -69,7 +69,13 @@ struct JobState {
   // to the Retrying write} (KubeRay's Retrying series of its execution-duration metric); the
   // last kMaxRetriedAttempts.
   std::vector<std::pair<int, int64_t>> retried;
+  // RayClusters: per worker group, one past the highest worker index a journaled CreatePod
+  // named, so a replacement gets a name no earlier worker had (KubeRay's are generated; Ray's
+  // autoscaler tells nodes apart by Pod name). At most kMaxWorkerGroupsKept groups.
+  std::map<std::string, uint64_t> nextWorkerIndex;
 };
+
+inline constexpr size_t kMaxWorkerGroupsKept = 256;
 
 inline constexpr size_t kMaxRetriedAttempts = 16;
 
@@ -123,6 +129,10 @@ class JobProjection : public Projection {
   // has one; without copying its state (every RayCluster pass asks).
   std::pair<std::string, std::string> replicaFailure(const std::string& key,
                                                      const std::string& uid) const;
+  // The RayCluster's per-group first fresh worker index (JobState::nextWorkerIndex) when that
+  // cluster (uid) has any; without copying its state.
+  std::map<std::string, uint64_t> nextWorkerIndex(const std::string& key,
+                                                  const std::string& uid) const;
   size_t jobCount() const;
   // The RayJob's attempts that ended Retrying (JobState::retried); empty when none or unknown.
   std::vector<std::pair<int, int64_t>> retriedAttempts(const std::string& key) const;
@@ -132,6 +142,8 @@ class JobProjection : public Projection {
   void applyIntent(JobState& job, const wal::Record& r);
   void applyOutcome(JobState& job, const wal::Record& r);
   void applyObservation(JobState& job, const wal::Record& r);
+  static void noteWorkerName(JobState& cluster, const std::string& clusterName,
+                             const IntentFact& f);
   static void noteRetried(JobState& job, const IntentFact& f, int64_t atMs);
   static void notePodOutcome(JobState& cluster, const std::string& clusterName,
                              const IntentFact& f, const events::OutcomeBody& body);

@@ -123,6 +123,8 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   if (observed.cluster.autoscaling) observed.autoscalerRbac = autoscalerRbacOf(observed.cluster, subject.uid);
   auto [reason, message] = projection_.replicaFailure(key, subject.uid);
   observed.replicaFailure = {std::move(reason), std::move(message)};
+  for (auto& [group, next] : projection_.nextWorkerIndex(key, subject.uid))
+    observed.nextWorkerIndex.emplace(group, next);
   controller::Plan plan = intentsOf(controller::decideRayCluster(observed), name);
   if (auto changed = specChangeToJournal(observed.cluster, subject.uid)) {
     spdlog::info("RayCluster {}: spec changed (generation {}) by {}: {}", key, changed->generation,

@@ -50,10 +50,22 @@ std::vector<GroupPod> keptGroupPods(const RayClusterView& cluster, const WorkerG
   return kept;
 }
 
+// The first index a new worker of the group may take. A single-host group's workers get names
+// no earlier worker of this cluster had (from the journal's count; KubeRay's are generated), so
+// Ray's autoscaler, which tells nodes apart by Pod name, never takes a replacement for the dead
+// node it replaces. A multi-host group fills its lowest free indices: index / numOfHosts is the
+// replica a Pod belongs to.
+uint64_t firstNewIndex(const ClusterObserved& o, const WorkerGroupView& group) {
+  if (group.hosts > 1) return 0;
+  auto next = o.nextWorkerIndex.find(group.name);
+  return next == o.nextWorkerIndex.end() ? 0 : next->second;
+}
+
 // One worker group: deletes the workersToDelete, the surplus (highest index first) and the
-// unhealthy, and plans the missing Pods at the lowest free indices (within the batch).
-GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group,
+// unhealthy, and plans the missing Pods at the free indices from firstNewIndex (within the batch).
+GroupTally planGroup(const ClusterObserved& o, const WorkerGroupView& group,
                      const PodsByName& pods, ClusterPlan& plan) {
+  const RayClusterView& cluster = o.cluster;
   GroupTally tally{group.desired, 0, 0};
   std::vector<uint64_t> taken;
   std::vector<GroupPod> kept = keptGroupPods(cluster, group, pods, plan, taken);
@@ -74,7 +86,7 @@ GroupTally planGroup(const RayClusterView& cluster, const WorkerGroupView& group
   // Skipped: names in use, still being deleted, or on the autoscaler's list (a new Pod of that
   // name would be deleted by the next reconcile until the autoscaler clears the list).
   auto next = taken.begin();
-  for (uint64_t i = 0; present < tally.desired; ++i) {
+  for (uint64_t i = firstNewIndex(o, group); present < tally.desired; ++i) {
     while (next != taken.end() && *next < i) ++next;
     if (next != taken.end() && *next == i) continue;
     if (plan.creates.size() >= kMaxPodCreatesPerReconcile) {
@@ -182,7 +194,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
     plan.deletePods.push_back(headName);
   ClusterTally tally;
   for (const auto& group : cluster.groups) {
-    GroupTally t = planGroup(cluster, group, pods, plan);
+    GroupTally t = planGroup(o, group, pods, plan);
     tally.desired += t.desired;
     tally.ready += t.ready;
     tally.available += t.available;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -94,6 +95,9 @@ struct ClusterObserved {
   model::Document headService;  // null when it does not exist
   int64_t nowMs = 0;            // from the Clock: stamps state transitions
   ReplicaFailure replicaFailure;  // from the projection
+  // From the projection: per group, one past the highest worker index ever journaled for this
+  // cluster; single-host groups name new workers from there on, never a predecessor's name.
+  std::map<std::string, uint64_t, std::less<>> nextWorkerIndex;
   bool statusConditions = true;   // the RayClusterStatusConditions feature gate
   bool authSecretExists = false;  // cluster.authSecret exists (read only when it is set)
   AutoscalerRbac autoscalerRbac;  // read only for an autoscaling cluster

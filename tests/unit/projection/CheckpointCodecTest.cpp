@@ -47,6 +47,22 @@ TEST(CheckpointCodecTest, RoundTripKeepsRayJobsAndRayClustersAndIsDeterministic)
   EXPECT_EQ(encodeCheckpoint(back, through), bytes) << "same state, same bytes";
 }
 
+// A RayCluster's per-group worker index is an optional tail of its RJP5 body: kept through a
+// round trip, and absent when empty, so the bytes of a state without it are those written before.
+TEST(CheckpointCodecTest, TheWorkerIndexTailRoundTripsAndIsAbsentWhenEmpty) {
+  ProjectionStates states = sample();
+  std::string without = encodeCheckpoint(states, 3);
+  states.clusters.begin()->second.nextWorkerIndex = {{"cpu-group", 4}, {"gpu", 1}};
+  std::string with = encodeCheckpoint(states, 3);
+  EXPECT_EQ(with.size(), without.size() + 1 + (1 + 9 + 1) + (1 + 3 + 1));
+  ProjectionStates back;
+  uint64_t through = 0;
+  decodeCheckpoint(with, back, through);
+  EXPECT_EQ(back.clusters.begin()->second.nextWorkerIndex,
+            (std::map<std::string, uint64_t>{{"cpu-group", 4}, {"gpu", 1}}));
+  EXPECT_EQ(encodeCheckpoint(back, through), with);
+}
+
 // Each RJP4 state ends with three strings (replica failure reason and message, last submit
 // error) that RJP3 lacks.
 TEST(CheckpointCodecTest, VersionThreeWithoutReplicaFailuresIsStillRead) {

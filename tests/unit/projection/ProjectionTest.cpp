@@ -48,6 +48,30 @@ TEST(ProjectionTest, SameRecordsGiveByteIdenticalCheckpoints) {
   EXPECT_EQ(a.appliedThrough(), 7u);
 }
 
+// Every worker name a CreatePod intent journaled moves its group's first fresh index past it,
+// whatever became of the Pod; a new RayCluster under the same name (another uid) starts over.
+TEST(ProjectionTest, AClustersJournaledWorkerNamesSetItsNextWorkerIndex) {
+  auto clusterRec = [](uint64_t seq, const std::string& pod, const std::string& uid) {
+    wal::Record r = rec(seq, wal::RecordType::Intent, {{"action", "CreatePod"}, {"target", pod}}, "rc");
+    r.object = {"RayCluster", "default", "rc", uid};
+    return r;
+  };
+  JobProjection p;
+  p.apply(clusterRec(1, "rc-head", "u1"));
+  p.apply(clusterRec(2, "rc-cpu-worker-0", "u1"));
+  p.apply(clusterRec(3, "rc-cpu-worker-4", "u1"));
+  p.apply(clusterRec(4, "rc-cpu-worker-2", "u1"));
+  p.apply(clusterRec(5, "rc-a-worker-b-worker-7", "u1"));
+  using Next = std::map<std::string, uint64_t>;
+  EXPECT_EQ(p.nextWorkerIndex("default/rc", "u1"), (Next{{"a-worker-b", 8}, {"cpu", 5}}));
+  EXPECT_EQ(p.nextWorkerIndex("default/rc", "other-uid"), Next{});
+  JobProjection restored;
+  restored.restore(p.checkpoint());
+  EXPECT_EQ(restored.nextWorkerIndex("default/rc", "u1"), (Next{{"a-worker-b", 8}, {"cpu", 5}}));
+  p.apply(clusterRec(6, "rc-cpu-worker-0", "u2"));
+  EXPECT_EQ(p.nextWorkerIndex("default/rc", "u2"), (Next{{"cpu", 1}}));
+}
+
 TEST(ProjectionTest, RestoreThenTailEqualsFullReplay) {
   auto records = history();
   JobProjection full;

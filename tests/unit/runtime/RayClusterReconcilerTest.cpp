@@ -137,6 +137,34 @@ TEST(RayClusterReconcilerTest, ARefusedPodCreateShowsAsReplicaFailureUntilThePod
 }
 
 // The checker itself: a write that bypasses the Executor is caught.
+// KubeRay's e2e TestRayClusterAutoscalerPlacementGroup: a worker deleted by hand comes back
+// under a name no earlier worker had, also after a restart (the journal keeps the count).
+TEST(RayClusterReconcilerTest, ADeletedWorkerIsReplacedUnderAFreshNameAcrossRestarts) {
+  SimHarness h;
+  json pod = {{"spec", {{"containers", json::array({{{"name", "ray"}, {"image", "rayproject/ray:2.60.0"}}})}}}};
+  json cluster = {{"apiVersion", "ray.io/v1"}, {"kind", "RayCluster"},
+                  {"metadata", {{"name", "pg"}, {"namespace", "default"}}},
+                  {"spec", {{"headGroupSpec", {{"rayStartParams", json::object()}, {"template", pod}}},
+                            {"workerGroupSpecs", json::array({{{"groupName", "cpu"}, {"replicas", 1},
+                                                               {"rayStartParams", json::object()},
+                                                               {"template", pod}}})}}}};
+  h.kube.create("RayCluster", cluster);
+  auto workers = [&] {
+    std::vector<std::string> names;
+    for (const auto& p : h.kube.list("Pod", "default"))
+      if (p["metadata"]["name"].get<std::string>().find("-worker-") != std::string::npos)
+        names.push_back(p["metadata"]["name"]);
+    return names;
+  };
+  using Names = std::vector<std::string>;
+  ASSERT_TRUE(h.runUntil([&] { return workers() == Names{"pg-cpu-worker-0"}; }));
+  h.kube.remove("Pod", "default", "pg-cpu-worker-0");
+  ASSERT_TRUE(h.runUntil([&] { return workers() == Names{"pg-cpu-worker-1"}; })) << workers().size();
+  h.restart();
+  h.kube.remove("Pod", "default", "pg-cpu-worker-1");
+  ASSERT_TRUE(h.runUntil([&] { return workers() == Names{"pg-cpu-worker-2"}; })) << workers().size();
+}
+
 // KubeRay's e2e TestRayClusterScalingDown: a standalone RayCluster whose Pods carry a finalizer of
 // another controller, scaled from two workers to one: one worker is deleted at once (it stays,
 // with a deletionTimestamp, until the finalizer goes) and the head is not.

@@ -110,6 +110,20 @@ TEST(RayClusterDecideTest, ReadyOnlyWhileEveryPodIsReady) {
   EXPECT_EQ((*after.status)["conditions"][0]["status"], "False");
 }
 
+// A worker that died is replaced under a name no earlier worker of the cluster had (KubeRay's
+// are generated): Ray's autoscaler tells nodes apart by Pod name, and KubeRay's
+// TestRayClusterAutoscalerPlacementGroup waits for replacements under new names.
+TEST(RayClusterDecideTest, AReplacementWorkerGetsANameNoEarlierWorkerHad) {
+  std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-1", true)};
+  ClusterObserved o = clusterObserved(std::make_shared<const json>(cluster()), sharedPods(pods),
+                                      std::make_shared<const json>(json{{"metadata", {{"name", "c1-head-svc"}}}}));
+  o.nextWorkerIndex["gpu"] = 2;  // the journal named -worker-0 and -worker-1 before
+  EXPECT_EQ(createdNames(decideRayCluster(o)), std::vector<std::string>{"Pod c1-gpu-worker-2"});
+  // Without the journal's count (a cluster created before it was kept) the lowest free index.
+  o.nextWorkerIndex.clear();
+  EXPECT_EQ(createdNames(decideRayCluster(o)), std::vector<std::string>{"Pod c1-gpu-worker-0"});
+}
+
 TEST(RayClusterDecideTest, SuspendedOrShrunkGroupsLoseTheirPods) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
