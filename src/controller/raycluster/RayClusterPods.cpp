@@ -8,6 +8,7 @@
 
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/Autoscaler.h"
+#include "controller/raycluster/GcsFaultTolerance.h"
 #include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/RayClusterMeta.h"
 #include "controller/raycluster/RayStart.h"
@@ -292,7 +293,7 @@ json podMetadata(const RayClusterView& c, const json& groupSpec, const PodRole& 
   const json& clusterAnnotations = objectAt(objectAt(c.raw.get(), "metadata"), "annotations");
   if (asciiLower(stringAt(clusterAnnotations, "ray.io/overwrite-container-cmd")) == "true")
     annotations["ray.io/overwrite-container-cmd"] = "true";
-  if (role.head) annotations["ray.io/ft-enabled"] = "false";
+  annotateGcsFaultTolerance(c.raw.get(), role.head, annotations);
   if (!annotations.empty()) meta["annotations"] = std::move(annotations);
   // KubeRay builds the Pod on the template's ObjectMeta: another controller's finalizers there
   // hold a deleted Pod until that controller lets it go.
@@ -315,6 +316,7 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   StartParams params = startParamsOf(groupSpec);
   completeStartParams(params, role.head, fqdn + ":" + port);
   json& container = spec["containers"][0];
+  configureGcsFaultTolerance(c.raw.get(), role.head, container, params);
   const PodInjection& inject = c.injection;
   if (!role.head && inject.waitGcsReady)
     spec["initContainers"].push_back(waitGcsReady(container, fqdn, port, inject.loginShell));
