@@ -13,7 +13,7 @@ EventNote note(bool failed, const std::string& what, const char* verbed, const c
 }
 
 std::string reasonNoun(const EventTarget& t) {
-  if (t.kind == "Job") return "RayJobSubmitter";
+  if (t.kind == "Job") return t.subjectKind == "RayCluster" ? "RedisCleanupJob" : "RayJobSubmitter";
   if (t.kind == "Pod") return t.headPod ? "HeadPod" : "WorkerPod";
   return t.kind;
 }
@@ -22,6 +22,9 @@ std::string reasonNoun(const EventTarget& t) {
 std::string createMessage(const EventTarget& t, const std::string& error) {
   const std::string key = t.ns + "/" + t.name;
   const bool failed = !error.empty();
+  if (t.kind == "Job" && t.subjectKind == "RayCluster")  // the only Job a RayCluster makes
+    return failed ? "Failed to create Redis cleanup Job " + key + ", " + error
+                  : "Created Redis cleanup Job " + key;
   if (t.kind == "Job")
     return failed ? "Failed to create new Kubernetes Job " + key + ": " + error
                   : "Created Kubernetes Job " + key;

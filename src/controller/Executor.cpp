@@ -8,6 +8,7 @@
 #include "adapters/TimeFormat.h"
 #include "controller/rayjob/Children.h"
 #include "controller/EventNotes.h"
+#include "controller/Finalizers.h"
 #include "events/EventCodec.h"
 #include "model/JsonAccess.h"
 
@@ -159,12 +160,13 @@ events::OutcomeBody Executor::outcomeOf(const Subject& s, Intent& intent, uint64
 events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& current) {
   switch (intent.action) {
     case Action::AddFinalizer:
-      return changeFinalizer(true, current);
+      return changeFinalizer(s, true, current);
     case Action::RemoveFinalizer:
-      return changeFinalizer(false, current);
+      return changeFinalizer(s, false, current);
     case Action::CreateRayCluster:
       return create(s, "RayCluster", intent);
     case Action::CreateSubmitterJob:
+    case Action::CreateRedisCleanupJob:
       return create(s, "Job", intent);
     case Action::CreateHeadService:
     case Action::CreateService:
@@ -289,20 +291,21 @@ events::Result Executor::removeChild(const Subject& s, const std::string& kind,
   }
 }
 
-events::Result Executor::changeFinalizer(bool add, kube::Snapshot& current) {
+events::Result Executor::changeFinalizer(const Subject& s, bool add, kube::Snapshot& current) {
+  const std::string finalizer = finalizerOf(s.kind);
   // Written against the resourceVersion the decision saw: a concurrent change is a 409, and the
   // decision is re-derived from fresh state.
   const json& meta = current->at("metadata");
   json finalizers = meta.value("finalizers", json::array());
   json next = json::array();
   for (const auto& f : finalizers)
-    if (f != kFinalizer) next.push_back(f);
-  if (add) next.push_back(kFinalizer);
+    if (f != finalizer) next.push_back(f);
+  if (add) next.push_back(finalizer);
   if (next == finalizers) return events::Result::AlreadyDone;
   json doc = *current;
   doc["metadata"]["finalizers"] = next;
   try {
-    current = kube_.update("RayJob", std::move(doc));
+    current = kube_.update(s.kind, std::move(doc));
   } catch (const kube::ApiError& e) {
     if (e.notFound() && !add) return events::Result::AlreadyDone;
     throw;

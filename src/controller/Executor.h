@@ -79,7 +79,7 @@ class Executor {
   events::Result runRay(Intent& intent);
   events::Result create(const Subject& s, const std::string& kind, Intent& intent);
   events::Result removeChild(const Subject& s, const std::string& kind, const std::string& name);
-  events::Result changeFinalizer(bool add, kube::Snapshot& current);
+  events::Result changeFinalizer(const Subject& s, bool add, kube::Snapshot& current);
   events::Result suspendWorkers(const Subject& s, Intent& intent);
   events::Result updateHeadService(const Subject& s, Intent& intent);
   events::OutcomeBody outcomeOf(const Subject& s, Intent& intent, uint64_t seq,

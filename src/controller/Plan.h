@@ -93,6 +93,7 @@ struct DecideConfig {
   bool injectProbes = true;         // ENABLE_PROBES_INJECTION (RayCluster Pods)
   bool injectWaitGcsReady = true;   // ENABLE_INIT_CONTAINER_INJECTION (worker Pods)
   bool randomPodDelete = false;     // ENABLE_RANDOM_POD_DELETE (autoscaling RayClusters)
+  bool redisCleanup = true;         // ENABLE_GCS_FT_REDIS_CLEANUP (GCS fault-tolerant RayClusters)
 };
 
 }  // namespace rayjournal::controller

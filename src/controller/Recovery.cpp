@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "controller/Finalizers.h"
 #include "controller/rayjob/Children.h"
 #include "controller/JsonAccess.h"
 #include "events/EventCodec.h"
@@ -25,6 +26,7 @@ std::string childKind(Action action, const std::string& subjectKind) {
       return "RayCluster";
     case Action::CreateSubmitterJob:
     case Action::DeleteSubmitterJob:
+    case Action::CreateRedisCleanupJob:
       return "Job";
     case Action::CreatePod:
     case Action::DeletePod:
@@ -50,7 +52,7 @@ bool creates(Action a) {
   return a == Action::CreateRayCluster || a == Action::CreateSubmitterJob ||
          a == Action::CreateHeadService || a == Action::CreateService || a == Action::CreatePod ||
          a == Action::CreateSecret || a == Action::CreateServiceAccount || a == Action::CreateRole ||
-         a == Action::CreateRoleBinding;
+         a == Action::CreateRoleBinding || a == Action::CreateRedisCleanupJob;
 }
 
 bool deletes(Action a) {
@@ -100,7 +102,7 @@ Result resolve(const InDoubtIntent& doubt, kube::KubeClient& kube, ray::RayJobsC
   if (a == Action::AddFinalizer || a == Action::RemoveFinalizer) {
     bool has = false;
     for (const auto& f : arrayAt(objectAt(*subject, "metadata"), "finalizers"))
-      has = has || f == kFinalizer;
+      has = has || f == finalizerOf(doubt.kind);
     return has == (a == Action::AddFinalizer) ? Result::Found : Result::Absent;
   }
   if (a == Action::WriteStatus) return resolveStatusWrite(intent, *subject);

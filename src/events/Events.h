@@ -38,6 +38,9 @@ enum class Action : uint8_t {
   CreateServiceAccount,
   CreateRole,
   CreateRoleBinding,
+  // A GCS fault-tolerant RayCluster being deleted: the Job that empties its Redis storage
+  // namespace (KubeRay's buildRedisCleanupJob).
+  CreateRedisCleanupJob,
 };
 const std::string& actionName(Action action);
 std::optional<Action> actionFromName(std::string_view name);

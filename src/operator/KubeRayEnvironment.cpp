@@ -52,6 +52,7 @@ std::vector<std::string> applyKubeRayEnvironment(controller::DecideConfig& decid
   if (auto v = read("ENABLE_INIT_CONTAINER_INJECTION"))
     decide.injectWaitGcsReady = lower(*v) != "false";
   if (auto v = read("ENABLE_RANDOM_POD_DELETE")) decide.randomPodDelete = lower(*v) == "true";
+  if (auto v = read("ENABLE_GCS_FT_REDIS_CLEANUP")) decide.redisCleanup = lower(*v) != "false";
   return applied;
 }
 

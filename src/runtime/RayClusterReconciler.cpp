@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/JsonAccess.h"
+#include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/RayClusterDecide.h"
 #include "runtime/Handlers.h"
 
@@ -15,6 +16,8 @@ using controller::Intent;
 // The decision's creates, deletions and status as intents, in the order they run.
 controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string& cluster) {
   controller::Plan plan;
+  if (decided.finalizer == controller::FinalizerChange::Add)
+    plan.intents.push_back({Action::AddFinalizer, cluster, nullptr});
   for (auto& [kind, object] : decided.creates) {
     std::string name = controller::stringAt(controller::objectAt(*object, "metadata"), "name");
     Action action = kind == "Pod"              ? Action::CreatePod
@@ -22,6 +25,7 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
                     : kind == "ServiceAccount" ? Action::CreateServiceAccount
                     : kind == "Role"           ? Action::CreateRole
                     : kind == "RoleBinding"    ? Action::CreateRoleBinding
+                    : kind == "Job"            ? Action::CreateRedisCleanupJob
                                                : Action::CreateService;
     plan.intents.push_back({action, std::move(name), std::move(object)});
   }
@@ -32,6 +36,8 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
     plan.intents.push_back({Action::DeletePod, std::move(pod), nullptr});
   if (decided.status)
     plan.intents.push_back({Action::WriteStatus, cluster, std::move(decided.status), true});
+  if (decided.finalizer == controller::FinalizerChange::Remove)
+    plan.intents.push_back({Action::RemoveFinalizer, cluster, nullptr});
   plan.why = std::move(decided.why);
   if (decided.more) plan.requeueAfterMs = 0;  // the next batch of Pods
   if (decided.retryAfterMs >= 0) plan.requeueAfterMs = decided.retryAfterMs;
@@ -39,6 +45,26 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
 }
 
 }  // namespace
+
+// The cluster's Redis cleanup Job as the cache holds it (Jobs made by KubeRay's operator are
+// watched); one of that name the cluster does not own counts as none (its create will say so).
+controller::RedisCleanupJob RayClusterReconciler::cleanupJobOf(const std::string& ns,
+                                                               const std::string& cluster,
+                                                               const std::string& uid) {
+  kube::Snapshot job = kube_.getSnapshot("Job", ns, controller::redisCleanupJobName(cluster));
+  if (!job) return {};
+  bool ours = false;
+  for (const auto& ref : controller::arrayAt(controller::objectAt(*job, "metadata"), "ownerReferences"))
+    ours = ours || controller::stringAt(ref, "uid") == uid;
+  if (!ours) return {};
+  controller::RedisCleanupJob seen{true};
+  for (const auto& c : controller::arrayAt(controller::objectAt(*job, "status"), "conditions")) {
+    if (controller::stringAt(c, "status") != "True") continue;
+    seen.complete = seen.complete || controller::stringAt(c, "type") == "Complete";
+    seen.failed = seen.failed || controller::stringAt(c, "type") == "Failed";
+  }
+  return seen;
+}
 
 controller::AutoscalerRbac RayClusterReconciler::autoscalerRbacOf(const controller::RayClusterView& cluster,
                                                                   const std::string& uid) {
@@ -121,6 +147,8 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   if (!observed.cluster.authSecret.empty())
     observed.authSecretExists = kube_.getSnapshot("Secret", ns, observed.cluster.authSecret) != nullptr;
   if (observed.cluster.autoscaling) observed.autoscalerRbac = autoscalerRbacOf(observed.cluster, subject.uid);
+  if (observed.cluster.deleting && observed.cluster.redisCleanupFinalizer)
+    observed.redisCleanupJob = cleanupJobOf(ns, name, subject.uid);
   auto [reason, message] = projection_.replicaFailure(key, subject.uid);
   observed.replicaFailure = {std::move(reason), std::move(message)};
   for (auto& [group, next] : projection_.nextWorkerIndex(key, subject.uid))

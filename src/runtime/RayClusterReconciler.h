@@ -34,6 +34,8 @@ class RayClusterReconciler : public PlannedReconciler {
  private:
   controller::Subject subjectOf(const kube::Snapshot& cluster) const;
   // An autoscaling cluster's RBAC objects, read from the API server until seen complete once.
+  controller::RedisCleanupJob cleanupJobOf(const std::string& ns, const std::string& cluster,
+                                           const std::string& uid);
   controller::AutoscalerRbac autoscalerRbacOf(const controller::RayClusterView& cluster,
                                               const std::string& uid);
 

@@ -33,7 +33,8 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
                           0,
                           options_.decide.gates.rayClusterStatusConditions,
                           {options_.decide.loginShell, options_.decide.injectProbes,
-                           options_.decide.injectWaitGcsReady, options_.decide.randomPodDelete}}),
+                           options_.decide.injectWaitGcsReady, options_.decide.randomPodDelete},
+                          options_.decide.redisCleanup}),
       rayJobs_(rayJobReconciler_, clock,
                {"RayJob", options_.workers, options_.maxBatch, options_.mayReconcile,
                 [this](const std::string& key, const Result& r, double seconds) {
@@ -102,7 +103,7 @@ void Stack::watchRayJobs() {
 }
 
 // Children map to their owners: RayClusters and Jobs to the RayJob, Pods and Services to the
-// RayCluster (and a RayJob's own head Service to the RayJob).
+// RayCluster (and a RayJob's own head Service to the RayJob, a Redis cleanup Job to its cluster).
 void Stack::watchChildren() {
   auto toRayJob = [this](const json& o) {
     std::string owner = keyOfControllerOwner(o, "RayJob");
@@ -118,7 +119,10 @@ void Stack::watchChildren() {
     if (options_.manageRayClusters && clusterChanged(type, o) && ownsCluster(o))
       clusters_.enqueue(keyOfObject(o));
   });
-  cache_.watch("Job", [toRayJob](kube::WatchEventType, const json& o) { toRayJob(o); });
+  cache_.watch("Job", [toRayJob, toCluster](kube::WatchEventType, const json& o) {
+    toRayJob(o);
+    toCluster(o);  // a RayCluster's Redis cleanup Job
+  });
   cache_.watch("Pod", [toCluster](kube::WatchEventType, const json& o) { toCluster(o); });
   cache_.watch("Service", [toRayJob, toCluster](kube::WatchEventType, const json& o) {
     toRayJob(o);

@@ -67,7 +67,7 @@ class EffectChecker {
     if (verb == "updateStatus") return {"WriteStatus"};
     if (verb == "update") {
       if (kind == "RayJob") return {"AddFinalizer", "RemoveFinalizer"};
-      if (kind == "RayCluster") return {"SuspendWorkerGroups"};
+      if (kind == "RayCluster") return {"SuspendWorkerGroups", "AddFinalizer", "RemoveFinalizer"};
       if (kind == "Service") return {"UpdateHeadService"};
       return {};
     }
@@ -80,6 +80,7 @@ class EffectChecker {
                                                            {"RoleBinding", "RoleBinding"},
                                                            {"RayJob", "RayJob"}};
     if (verb == "create" && kind == "Service") return {"CreateService", "CreateHeadService"};
+    if (verb == "create" && kind == "Job") return {"CreateSubmitterJob", "CreateRedisCleanupJob"};
     auto child = kChild.find(kind);
     if (child == kChild.end()) return {};
     return {(verb == "create" ? "Create" : "Delete") + child->second};

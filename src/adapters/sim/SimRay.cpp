@@ -232,6 +232,21 @@ bool SimRay::stop(const std::string& dashboard, const std::string& submissionId)
   return true;
 }
 
+void SimRay::writeStorageNamespace(const std::string& storageNamespace) {
+  std::lock_guard lock(mu_);
+  redis_.insert(storageNamespace);
+}
+
+void SimRay::dropStorageNamespace(const std::string& storageNamespace) {
+  std::lock_guard lock(mu_);
+  redis_.erase(storageNamespace);
+}
+
+std::set<std::string> SimRay::storageNamespaces() {
+  std::lock_guard lock(mu_);
+  return redis_;
+}
+
 void SimRay::loseAllRecords(const std::string& ns, const std::string& cluster) {
   for (const auto& record : kube_.list("SimRaySubmission", ns)) {
     std::string name = record["metadata"]["name"];

@@ -42,6 +42,11 @@ class SimRay : public ray::RayJobsClient {
   // A head restart without GCS fault tolerance: every job record of that cluster is lost.
   void loseAllRecords(const std::string& ns, const std::string& cluster);
   uint64_t submissions() const { return submissions_; }
+  // The simulated Redis of GCS fault tolerance: a storage namespace holds keys from the time a
+  // head Pod with FT runs its GCS until Ray's cleanup_redis_storage empties it.
+  void writeStorageNamespace(const std::string& storageNamespace);
+  void dropStorageNamespace(const std::string& storageNamespace);
+  std::set<std::string> storageNamespaces();
   // How long a submitted job stays PENDING before RUNNING (default 100 ms).
   void setPendingMs(int64_t ms) { pendingMs_ = ms; }
 
@@ -61,6 +66,7 @@ class SimRay : public ray::RayJobsClient {
   std::atomic<uint64_t> submissions_{0};
   int64_t pendingMs_ = 100;
   std::map<std::string, std::string> tokens_;  // dashboard -> the operator's token (mu_)
+  std::set<std::string> redis_;                // non-empty storage namespaces (mu_)
 };
 
 // Parses "<svc>.<ns>.svc.<domain>:<port>" (with or without http://) into the Service name and

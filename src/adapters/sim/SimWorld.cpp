@@ -145,6 +145,7 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
       again.insert(ns + "/" + name);
       return 0;
     }
+    noteGcsStorage(pod);
     kube_.updateStatus(
         "Pod",
         statusWrite(pod, {{"phase", "Running"},
@@ -322,6 +323,39 @@ void SimWorld::replaceSubmitterPod(const json& submitterJob) {
                     model::stringAt(submitterJob["metadata"], "name"));
 }
 
+// A head Pod whose GCS keeps its tables in Redis (RAY_REDIS_ADDRESS and a storage namespace in
+// its Ray container's env) writes them there as it starts.
+void SimWorld::noteGcsStorage(const json& pod) {
+  const json& containers = model::arrayAt(model::objectAt(pod, "spec"), "containers");
+  if (containers.empty()) return;
+  std::string address, storageNamespace;
+  for (const auto& e : model::arrayAt(containers[0], "env")) {
+    if (model::stringAt(e, "name") == "RAY_REDIS_ADDRESS") address = model::stringAt(e, "value");
+    if (model::stringAt(e, "name") == "RAY_external_storage_namespace")
+      storageNamespace = model::stringAt(e, "value");
+  }
+  if (!address.empty() && !storageNamespace.empty()) ray_.writeStorageNamespace(storageNamespace);
+}
+
+bool SimWorld::isRedisCleanupJob(const json& job) {
+  return model::stringAt(model::objectAt(model::objectAt(job, "metadata"), "labels"),
+                         "ray.io/node-type") == "redis-cleanup";
+}
+
+// A GCS fault-tolerant cluster's Redis cleanup Job: Ray's cleanup_redis_storage empties the
+// storage namespace its head Pod's env names (the simulated Redis lives in SimRay).
+std::string SimWorld::runRedisCleanup(const json& job) {
+  const json& spec = model::objectAt(model::objectAt(model::objectAt(job, "spec"), "template"), "spec");
+  const json& containers = model::arrayAt(spec, "containers");
+  std::string storageNamespace;
+  if (!containers.empty())
+    for (const auto& e : model::arrayAt(containers[0], "env"))
+      if (model::stringAt(e, "name") == "RAY_external_storage_namespace")
+        storageNamespace = model::stringAt(e, "value");
+  ray_.dropStorageNamespace(storageNamespace);
+  return "Complete";
+}
+
 // One step of a submitter Job: start its Pod, run the shell; the Job retries failed Pods up to
 // spec.backoffLimit and then fails.
 int SimWorld::runSubmitterJob(const json& job) {
@@ -339,7 +373,7 @@ int SimWorld::runSubmitterJob(const json& job) {
   next["active"] = 1;
   std::string condition;
   try {
-    condition = submitterShell(job, uid);
+    condition = isRedisCleanupJob(job) ? runRedisCleanup(job) : submitterShell(job, uid);
   } catch (const ray::RayError& e) {
     int failed = next.value("failed", 0) + 1;
     next["failed"] = failed;

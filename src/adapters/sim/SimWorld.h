@@ -47,6 +47,9 @@ class SimWorld {
   void mark(Keys& keys, const std::string& key);
   bool submitterBroken(const json& job);
   int runSubmitterJob(const json& job);
+  void noteGcsStorage(const json& pod);
+  static bool isRedisCleanupJob(const json& job);
+  std::string runRedisCleanup(const json& job);
   std::string submitterShell(const json& job, const std::string& uid);
   std::string tokenFromEnv(const json& container, const std::string& ns);
 

@@ -28,11 +28,14 @@ json ownedMeta(const std::string& name, const json& cluster, json labels) {
                                             {"blockOwnerDeletion", true}}})}};
 }
 
+std::string checkLabel(std::string value) {
+  if (value.size() > 63) value = value.substr(value.size() - 63);
+  if (!value.empty() && std::ispunct(static_cast<unsigned char>(value[0]))) value[0] = 'r';
+  return value;
+}
+
 std::string identifierLabel(const std::string& cluster, const std::string& nodeType) {
-  std::string id = cluster + "-" + nodeType;
-  if (id.size() > 63) id = id.substr(id.size() - 63);
-  if (!id.empty() && std::ispunct(static_cast<unsigned char>(id[0]))) id[0] = 'r';
-  return id;
+  return checkLabel(cluster + "-" + nodeType);
 }
 
 std::string headServiceFqdn(const RayClusterView& cluster) {

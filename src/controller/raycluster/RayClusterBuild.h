@@ -29,6 +29,15 @@ model::ApiObject headPodFor(const RayClusterView& cluster);
 model::ApiObject workerPodFor(const RayClusterView& cluster, const WorkerGroupView& group,
                               const std::string& podName, int64_t index);
 
+// The Job that empties a GCS fault-tolerant cluster's Redis storage namespace after its head is
+// gone (KubeRay's buildRedisCleanupJob): the head Pod's Ray container alone, labelled
+// ray.io/node-type=redis-cleanup, running Ray's cleanup_redis_storage with the head's Redis env,
+// no probes, 200m/256Mi, restartPolicy Never, backoffLimit 0, activeDeadlineSeconds 300; named
+// redisCleanupJobName, owned by the cluster.
+model::ApiObject redisCleanupJobFor(const RayClusterView& cluster);
+// "<cluster>-redis-cleanup", cut to 63 characters as KubeRay's TrimJobName cuts it.
+std::string redisCleanupJobName(const std::string& cluster);
+
 // What one pass counted, for the status.
 struct ClusterTally {
   bool headFound = false;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "controller/raycluster/RayClusterBuild.h"
+#include "controller/raycluster/RedisCleanup.h"
 #include "model/Names.h"
 
 namespace rayjournal::controller {
@@ -172,6 +173,7 @@ events::SpecChanged specChangedOf(const RayClusterView& cluster, std::string cha
 ClusterPlan decideRayCluster(const ClusterObserved& o) {
   ClusterPlan plan;
   const RayClusterView& cluster = o.cluster;
+  if (planRedisCleanup(o, plan)) return plan;
   if (cluster.deleting) {
     plan.why = "being deleted; the garbage collector removes its Pods";
     return plan;

@@ -36,8 +36,12 @@ struct ClusterWarning {
 // ServiceAccount is missing (it is not watched, so no event would bring the cluster back).
 inline constexpr int64_t kMissingServiceAccountRetryMs = 10000;
 
+// The cluster's Redis cleanup finalizer (ray.io/gcs-ft-redis-cleanup-finalizer).
+enum class FinalizerChange { None, Add, Remove };
+
 struct ClusterPlan {
   std::vector<std::pair<std::string, model::ApiObject>> creates;  // (kind, object)
+  FinalizerChange finalizer = FinalizerChange::None;  // added first, removed last
   std::vector<ClusterWarning> warnings;
   int64_t retryAfterMs = -1;  // >= 0: look again then, whatever the watches bring
   std::vector<std::string> deletePods;

@@ -17,6 +17,8 @@ nlohmann::json ownedMeta(const std::string& name, const nlohmann::json& cluster,
 // KubeRay's ray.io/identifier value "<cluster>-<nodeType>", cut to a label's 63 characters from
 // the front and never starting with punctuation (utils.CheckLabel).
 std::string identifierLabel(const std::string& cluster, const std::string& nodeType);
+// KubeRay's utils.CheckLabel: the last 63 characters, a leading punctuation mark replaced by 'r'.
+std::string checkLabel(std::string value);
 // "<head Service>.<namespace>.svc.<cluster domain>": how workers and drivers reach the head.
 std::string headServiceFqdn(const struct RayClusterView& cluster);
 

@@ -3,10 +3,13 @@
 #include "model/TokenAuth.h"
 
 #include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "adapters/TimeFormat.h"
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/Autoscaler.h"
+#include "controller/raycluster/GcsFaultTolerance.h"
 #include "controller/raycluster/RayClusterMeta.h"
 #include "model/Names.h"
 
@@ -21,6 +24,24 @@ bool conditionTrue(const json& status, const char* type) {
 
 bool deletingNow(const json& object) {
   return !memberAt(objectAt(object, "metadata"), "deletionTimestamp").is_null();
+}
+
+void observeRedisCleanup(const json& cluster, const ClusterContext& context, RayClusterView& v) {
+  const json& meta = objectAt(cluster, "metadata");
+  v.redisCleanup = context.redisCleanup && gcsFaultToleranceEnabled(cluster) &&
+                   !gcsFaultToleranceEmbedded(cluster);
+  for (const auto& f : arrayAt(meta, "finalizers"))
+    v.redisCleanupFinalizer = v.redisCleanupFinalizer || f == kRedisCleanupFinalizer;
+  if (v.deleting) v.deletionMs = parseRfc3339(stringAt(meta, "deletionTimestamp")).value_or(0);
+  const json& annotations = objectAt(meta, "annotations");
+  // KubeRay's strconv.Atoi: a positive integer of seconds, anything else the default.
+  const std::string& timeout = stringAt(annotations, "ray.io/gcs-ft-deletion-timeout");
+  int64_t seconds = 0;
+  auto [end, ec] = std::from_chars(timeout.data(), timeout.data() + timeout.size(), seconds);
+  if (!timeout.empty() && ec == std::errc() && end == timeout.data() + timeout.size() &&
+      seconds > 0 && seconds < int64_t(1) << 40)
+    v.redisCleanupTimeoutMs = seconds * 1000;
+  v.storageNamespaceAnnotation = stringAt(annotations, kStorageNamespaceAnnotation);
 }
 
 bool rayContainerTerminated(const json& pod) {
@@ -93,6 +114,7 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
   v.injection = context.injection;
   v.authSecret = model::tokenAuthSecretName(spec, v.name);
   v.createsAuthSecret = !v.authSecret.empty() && model::operatorCreatesTokenSecret(spec);
+  observeRedisCleanup(*cluster, context, v);
   v.headGroup = part(cluster, objectAt(spec, "headGroupSpec"));
   for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
     const json& name = memberAt(group, "groupName");

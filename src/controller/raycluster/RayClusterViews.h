@@ -69,6 +69,16 @@ struct RayClusterView {
   // operator creates it (KubeRay's reconcileAuthSecret; not when the user names their own).
   std::string authSecret;
   bool createsAuthSecret = false;
+  // GCS fault tolerance with Redis, whose storage namespace KubeRay empties when the cluster is
+  // deleted (raycluster_controller.go): whether it applies (FT on, Redis backend, and
+  // ENABLE_GCS_FT_REDIS_CLEANUP not "false"), whether the cluster carries the finalizer, when
+  // its deletion began (Unix ms; 0 when not deleting) and how long the cleanup may take before
+  // the finalizer is dropped anyway (ray.io/gcs-ft-deletion-timeout seconds, else 300).
+  bool redisCleanup = false;
+  bool redisCleanupFinalizer = false;
+  int64_t deletionMs = 0;
+  int64_t redisCleanupTimeoutMs = 300000;
+  std::string storageNamespaceAnnotation;  // the cluster's own, for the force-removal Event
   model::Document headGroup;
   std::vector<WorkerGroupView> groups;
 };
@@ -89,6 +99,13 @@ struct AutoscalerRbac {
   bool complete() const { return serviceAccount && role && roleBinding; }
 };
 
+// The Job that empties a deleted cluster's Redis storage namespace (KubeRay's "<cluster>-redis-cleanup").
+struct RedisCleanupJob {
+  bool exists = false;
+  bool complete = false;  // condition Complete=True
+  bool failed = false;    // condition Failed=True
+};
+
 struct ClusterObserved {
   RayClusterView cluster;
   std::vector<PodView> pods;  // Pods the cluster owns (by owner uid)
@@ -101,6 +118,7 @@ struct ClusterObserved {
   bool statusConditions = true;   // the RayClusterStatusConditions feature gate
   bool authSecretExists = false;  // cluster.authSecret exists (read only when it is set)
   AutoscalerRbac autoscalerRbac;  // read only for an autoscaling cluster
+  RedisCleanupJob redisCleanupJob;  // read only while a cluster with the finalizer is deleted
   bool headServiceExists() const { return !headService.isNull(); }
 };
 
@@ -110,6 +128,7 @@ struct ClusterContext {
   int64_t nowMs = 0;
   bool statusConditions = true;  // the RayClusterStatusConditions feature gate
   PodInjection injection{};
+  bool redisCleanup = true;  // ENABLE_GCS_FT_REDIS_CLEANUP is not "false"
 };
 
 // What the decision reads of one Pod (a few bytes of a document of kilobytes).
