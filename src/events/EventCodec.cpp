@@ -153,6 +153,8 @@ std::string encode(const Observation& o) {
     map.update({{"generation", changed->generation},
                 {"changed_by", changed->changedBy},
                 {"workers", changed->workers}});
+  } else if (const auto* ignored = std::get_if<FieldIgnored>(&o)) {
+    map.update({{"path", ignored->path}, {"instead", ignored->instead}});
   } else if (const auto* s = std::get_if<JournalSalvaged>(&o)) {
     map.update({{"kept_through", s->keptThrough},
                 {"cause", s->cause},
@@ -178,6 +180,7 @@ std::optional<Observation> decodeObservation(const wal::Record& r) {
   if (what == "SubmissionSeen") return SubmissionSeen{f.text("jobId"), f.text("status")};
   if (what == "SpecChanged")
     return SpecChanged{int64_t(f.number("generation")), f.text("changed_by"), f.text("workers")};
+  if (what == "FieldIgnored") return FieldIgnored{f.text("path"), f.text("instead")};
   if (what == "JournalSalvaged")
     return JournalSalvaged{f.number("kept_through"), f.text("cause"), f.text("original_moved_to"),
                            f.text("lost_ranges"), f.number("kept_after_gap"), f.text("problems"),

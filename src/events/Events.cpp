@@ -64,6 +64,7 @@ std::string_view observationName(const Observation& observation) {
     std::string_view operator()(const SubmissionSeen&) const { return "SubmissionSeen"; }
     std::string_view operator()(const JournalSalvaged&) const { return "JournalSalvaged"; }
     std::string_view operator()(const SpecChanged&) const { return "SpecChanged"; }
+    std::string_view operator()(const FieldIgnored&) const { return "FieldIgnored"; }
   };
   return std::visit(Names{}, observation);
 }

@@ -141,8 +141,15 @@ struct SpecChanged {
   std::string workers;    // per group "name: replicas N[, workersToDelete a b]", "; "-separated
   bool operator==(const SpecChanged&) const = default;
 };
+// The object sets a field of KubeRay's schema that rayjournal does not implement: what it does
+// instead. Journaled once per object and field (the projection remembers), with a Warning Event.
+struct FieldIgnored {
+  std::string path;     // "spec.networkPolicy", "spec.rayClusterSpec.headGroupSpec.enableIngress"
+  std::string instead;  // what rayjournal does instead
+  bool operator==(const FieldIgnored&) const = default;
+};
 using Observation = std::variant<AttemptStarted, RayJobTerminal, Drift, ChildMissing,
-                                 JournalSalvaged, SubmissionSeen, SpecChanged>;
+                                 JournalSalvaged, SubmissionSeen, SpecChanged, FieldIgnored>;
 std::string_view observationName(const Observation& observation);
 
 struct ControllerStarted {

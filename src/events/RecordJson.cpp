@@ -67,6 +67,9 @@ std::string recordText(const wal::Record& r, const nlohmann::json& b) {
         return "observe  spec changed (generation " + std::to_string(b.value("generation", 0)) +
                ") by " + (by.empty() ? "an unknown writer" : by) + ": " + b.value("workers", "");
       }
+      if (what == "FieldIgnored")
+        return "observe  " + b.value("path", "") + " is set but not implemented: " +
+               b.value("instead", "");
       return "observe  " + what + " " + b.value("status", "");
     }
     default:

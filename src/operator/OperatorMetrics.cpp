@@ -42,6 +42,9 @@ std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
   m.describe("rayjournal_ray_api_calls_total", Type::Counter,
              "Ray Jobs API calls by verb, outcome.");
   m.describe("rayjournal_leader", Type::Gauge, "1 while this process may act (Leases held).");
+  m.describe("rayjournal_fields_ignored_total", Type::Counter,
+             "Warnings that an object sets a KubeRay field rayjournal does not implement, by kind "
+             "and field (one per object and field).");
   m.describe("kuberay_job_info", Type::Gauge, "One series per RayJob (KubeRay's metric).");
   m.describe("kuberay_job_deployment_status", Type::Gauge,
              "The RayJob's current jobDeploymentStatus (KubeRay's metric).");
@@ -103,6 +106,9 @@ void addOperatorCollectors(Metrics& m, MetricsSources src) {
       collectJobMetrics(m, src.stack->jobSummaries(), [&projection](const std::string& key) {
         return projection.retriedAttempts(key);
       });
+      for (const auto& [field, n] : src.stack->ignoredFieldCounts())
+        m.set("rayjournal_fields_ignored_total", {{"kind", field.first}, {"field", field.second}},
+              double(n));
     }
     if (src.journal) {
       wal::JournalStats st = src.journal->stats();

@@ -122,23 +122,55 @@ void encodeJob(Out& out, const JobState& s) {
   out.str(s.lastSubmitError);
 }
 
-// An RJP5 body's optional tail: absent when empty, so such bodies are those written before it.
-void encodeWorkerIndexTail(Out& out, const JobState& s) {
-  if (s.nextWorkerIndex.empty()) return;
-  out.u(s.nextWorkerIndex.size());
-  for (const auto& [group, next] : s.nextWorkerIndex) {
-    out.str(group);
-    out.u(next);
+// An RJP5 body's optional tail: sections, each tag and length-prefixed bytes, in tag order, a
+// section only when not empty (so a body without any is one written before they existed).
+enum TailTag : uint64_t { kWorkerIndexTag = 1, kIgnoredFieldsTag = 2 };
+
+void encodeTail(Out& out, const JobState& s) {
+  Out section;
+  if (!s.nextWorkerIndex.empty()) {
+    section.u(s.nextWorkerIndex.size());
+    for (const auto& [group, next] : s.nextWorkerIndex) {
+      section.str(group);
+      section.u(next);
+    }
+    out.u(kWorkerIndexTag);
+    out.str(section.bytes());
+  }
+  if (!s.ignoredFields.empty()) {
+    section.bytes().clear();
+    section.u(s.ignoredFields.size());
+    for (const auto& path : s.ignoredFields) section.str(path);
+    out.u(kIgnoredFieldsTag);
+    out.str(section.bytes());
   }
 }
 
-void decodeWorkerIndexTail(In& in, JobState& s) {
+void decodeTailSection(uint64_t tag, In& in, JobState& s) {
   const uint64_t n = in.u();
-  if (n == 0 || n > kMaxWorkerGroupsKept)
-    throw std::invalid_argument("checkpoint: " + std::to_string(n) + " worker groups");
+  const uint64_t most = tag == kWorkerIndexTag ? kMaxWorkerGroupsKept : kMaxIgnoredFieldsKept;
+  if (n == 0 || n > most)
+    throw std::invalid_argument("checkpoint: " + std::to_string(n) + " entries in section " +
+                                std::to_string(tag));
   for (uint64_t i = 0; i < n; ++i) {
-    std::string group = in.str();
-    s.nextWorkerIndex.emplace(std::move(group), in.u());
+    std::string key = in.str();
+    if (tag == kWorkerIndexTag)
+      s.nextWorkerIndex.emplace(std::move(key), in.u());
+    else
+      s.ignoredFields.insert(std::move(key));
+  }
+  if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes in section " + std::to_string(tag));
+}
+
+void decodeTail(In& in, JobState& s) {
+  uint64_t last = 0;
+  while (!in.done()) {
+    const uint64_t tag = in.u();
+    if (tag <= last || tag > kIgnoredFieldsTag)
+      throw std::invalid_argument("checkpoint: unknown or repeated section " + std::to_string(tag));
+    last = tag;
+    In section(in.view());
+    decodeTailSection(tag, section, s);
   }
 }
 
@@ -250,7 +282,7 @@ void encodeStates(Out& out, const std::map<std::string, JobState>& states,
     } else {
       body.bytes().clear();
       encodeJob(body, decoded->second);
-      encodeWorkerIndexTail(body, decoded->second);
+      encodeTail(body, decoded->second);
       putEntry(out, decoded->first, !decoded->second.inDoubt.empty(), body.bytes());
       ++decoded;
     }
@@ -314,8 +346,7 @@ JobState decodeState(const EncodedState& state) {
   In in(state.body);
   try {
     JobState s = decodeJob(in, true);
-    if (!in.done()) decodeWorkerIndexTail(in, s);
-    if (!in.done()) throw std::invalid_argument("checkpoint: trailing bytes");
+    decodeTail(in, s);
     return s;
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string(e.what()) + " in the state of " +

@@ -83,7 +83,8 @@ json stateToJson(const JobState& s) {
           {"replica_failure_message", s.replicaFailureMessage},
           {"last_submit_error", s.lastSubmitError},
           {"retried", s.retried},
-          {"next_worker_index", s.nextWorkerIndex}};
+          {"next_worker_index", s.nextWorkerIndex},
+          {"ignored_fields", s.ignoredFields}};
 }
 
 JobState stateFromJson(const json& j) {
@@ -110,6 +111,7 @@ JobState stateFromJson(const json& j) {
   s.replicaFailureMessage = j.value("replica_failure_message", "");
   s.lastSubmitError = j.value("last_submit_error", "");
   if (j.contains("retried")) s.retried = j["retried"].get<std::vector<std::pair<int, int64_t>>>();
+  if (j.contains("ignored_fields")) s.ignoredFields = j["ignored_fields"].get<std::set<std::string>>();
   if (j.contains("next_worker_index"))
     s.nextWorkerIndex = j["next_worker_index"].get<std::map<std::string, uint64_t>>();
   return s;
@@ -244,6 +246,8 @@ void JobProjection::applyObservation(JobState& job, const wal::Record& r) {
     job.submissions.emplace(seen->jobId, r.timeMs);
   } else if (const auto* terminal = std::get_if<events::RayJobTerminal>(&*observation)) {
     job.lastRayStatus = terminal->status;
+  } else if (const auto* ignored = std::get_if<events::FieldIgnored>(&*observation)) {
+    if (job.ignoredFields.size() < kMaxIgnoredFieldsKept) job.ignoredFields.insert(ignored->path);
   } else if (auto status = statusAfterObservation(*observation)) {
     job.drifts++;
     job.lastDeploymentStatus = *status;
@@ -411,6 +415,15 @@ std::map<std::string, uint64_t> JobProjection::nextWorkerIndex(const std::string
   const JobState* s = read(clusters_, encoded_.clusters, key);
   if (!s || s->uid != uid) return {};
   return s->nextWorkerIndex;
+}
+
+std::set<std::string> JobProjection::ignoredFields(const std::string& kind, const std::string& key,
+                                                   const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  const JobState* s = kind == "RayCluster" ? read(clusters_, encoded_.clusters, key)
+                                           : read(jobs_, encoded_.jobs, key);
+  if (!s || s->uid != uid) return {};
+  return s->ignoredFields;
 }
 
 std::optional<JobState> JobProjection::cluster(const std::string& key) const {

@@ -73,7 +73,12 @@ struct JobState {
   // named, so a replacement gets a name no earlier worker had (KubeRay's are generated; Ray's
   // autoscaler tells nodes apart by Pod name). At most kMaxWorkerGroupsKept groups.
   std::map<std::string, uint64_t> nextWorkerIndex;
+  // The KubeRay fields this object sets that rayjournal does not implement and has warned about
+  // (a FieldIgnored observation each), by path; at most kMaxIgnoredFieldsKept.
+  std::set<std::string> ignoredFields;
 };
+
+inline constexpr size_t kMaxIgnoredFieldsKept = 256;
 
 inline constexpr size_t kMaxWorkerGroupsKept = 256;
 
@@ -133,6 +138,9 @@ class JobProjection : public Projection {
   // cluster (uid) has any; without copying its state.
   std::map<std::string, uint64_t> nextWorkerIndex(const std::string& key,
                                                   const std::string& uid) const;
+  // The unimplemented fields the object (kind, key, uid) was warned about (JobState::ignoredFields).
+  std::set<std::string> ignoredFields(const std::string& kind, const std::string& key,
+                                      const std::string& uid) const;
   size_t jobCount() const;
   // The RayJob's attempts that ended Retrying (JobState::retried); empty when none or unknown.
   std::vector<std::pair<int, int64_t>> retriedAttempts(const std::string& key) const;

@@ -23,6 +23,7 @@ std::vector<Result> PlannedReconciler::reconcileMany(const std::vector<std::stri
         continue;
       }
       decided.push_back(std::move(std::get<Decision>(answer)));
+      warnIgnoredFields(decided.back());
       keyOf.push_back(i);
     } catch (const wal::JournalFullError& e) {
       spdlog::debug("{} {}: deferred, the journal cannot be written: {}", kind_, keys[i], e.what());
@@ -38,6 +39,18 @@ std::vector<Result> PlannedReconciler::reconcileMany(const std::vector<std::stri
   for (size_t j = 0; j < decided.size(); ++j)
     results[keyOf[j]] = finish(keys[keyOf[j]], decided[j], executed[j]);
   return results;
+}
+
+// Journaled with the decision's other facts, first; the Event goes out at once, as the
+// decision's own Warnings do.
+void PlannedReconciler::warnIgnoredFields(Decision& d) {
+  if (!fieldWarnings_) return;
+  for (auto& field : fieldWarnings_->fresh(d.subject)) {
+    spdlog::warn("{} {}: {} is set, but rayjournal does not implement it: {}", kind_,
+                 d.subject.key(), field.path, field.instead);
+    executor_.postEvent(d.subject, fieldNotImplementedNote(field));
+    d.plan.observations.push_back(std::move(field));
+  }
 }
 
 Result PlannedReconciler::finish(const std::string& key, const Decision& d,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "controller/Executor.h"
+#include "runtime/FieldWarnings.h"
 #include "runtime/Reconciler.h"
 
 namespace rayjournal::runtime {
@@ -19,6 +20,8 @@ namespace rayjournal::runtime {
 class PlannedReconciler : public Reconciler {
  public:
   Result reconcile(const std::string& key) final;
+  // Where decisions learn which unimplemented fields to warn about (none when unset).
+  void useFieldWarnings(FieldWarnings* warnings) { fieldWarnings_ = warnings; }
   std::vector<Result> reconcileMany(const std::vector<std::string>& keys) final;
 
  protected:
@@ -38,7 +41,9 @@ class PlannedReconciler : public Reconciler {
 
  private:
   Result finish(const std::string& key, const Decision& d, const controller::ExecResult& exec);
+  void warnIgnoredFields(Decision& d);
 
+  FieldWarnings* fieldWarnings_ = nullptr;
   std::string kind_;
 };
 

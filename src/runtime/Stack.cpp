@@ -45,6 +45,8 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
                  [this](const std::string& key) { return mayReconcileCluster(key); },
                  [this](const std::string&, const Result&, double) { maybeCheckpoint(); }}) {
   executor_.postNormalEvents(options_.normalEvents);
+  rayJobReconciler_.useFieldWarnings(&fieldWarnings_);
+  clusterReconciler_.useFieldWarnings(&fieldWarnings_);
   if (options_.workers > 0) {
     events_ = std::make_unique<kube::EventRecorder>(cache_, 10000);
     executor_.setEventRecorder(events_.get());

@@ -84,6 +84,10 @@ class Stack {
   // The reconcilers themselves (a test that needs one exact interleaving calls them directly).
   Reconciler& rayJobReconciler() { return rayJobReconciler_; }
   Reconciler& rayClusterReconciler() { return clusterReconciler_; }
+  // The unimplemented KubeRay fields warned about, by {kind, field path} (for /metrics).
+  std::map<std::pair<std::string, std::string>, uint64_t> ignoredFieldCounts() const {
+    return fieldWarnings_.counts();
+  }
   uint64_t reconciles() const { return rayJobs_.reconciles(); }
   uint64_t clusterReconciles() const { return clusters_.reconciles(); }
   std::map<std::string, JobSummary> jobSummaries() const;
@@ -108,6 +112,7 @@ class Stack {
   const Clock& clock_;
   StackOptions options_;
   projection::JobProjection projection_;
+  FieldWarnings fieldWarnings_{projection_};
   kube::InformerCache cache_;
   controller::Executor executor_;
   // Events off the reconcile path when workers run on threads; the stepped simulation posts them

@@ -137,6 +137,20 @@ std::string workerProblem(const json& g, const json& cluster) {
   return "";
 }
 
+// KubeRay's validateGcsFaultToleranceBackend. rayjournal serves KubeRay's
+// GCSFaultToleranceEmbeddedStorage gate only as one without effect (off), so the embedded
+// backend is refused as KubeRay refuses it with the gate off.
+std::string gcsBackendProblem(const json& options) {
+  const std::string& backend = stringAt(options, "backend");
+  if (backend == "rocksdb")
+    return "the embedded RocksDB GCS fault tolerance backend (GcsFaultToleranceOptions.Backend: "
+           "'rocksdb') requires the GCSFaultToleranceEmbeddedStorage feature gate to be enabled";
+  if (options.contains("storage") && !options["storage"].is_null())
+    return "cannot set GcsFaultToleranceOptions.Storage when backend is 'redis' - it only applies "
+           "to the 'rocksdb' backend";
+  return "";
+}
+
 std::string gcsProblem(const json& cluster, const std::map<std::string, std::string>& ann) {
   auto annotation = [&](const char* key) {
     auto it = ann.find(key);
@@ -165,6 +179,9 @@ std::string gcsProblem(const json& cluster, const std::map<std::string, std::str
     if (!annotation("ray.io/external-storage-namespace").empty())
       return "cannot set `ray.io/external-storage-namespace` annotation" + use +
              "ExternalStorageNamespace instead";
+    if (std::string problem = gcsBackendProblem(objectAt(cluster, "gcsFaultToleranceOptions"));
+        !problem.empty())
+      return problem;
   }
   if (!param(objectAt(cluster, "headGroupSpec"), "redis-username").empty() ||
       envVar(head, "REDIS_USERNAME"))

@@ -54,7 +54,7 @@ TEST(CheckpointCodecTest, TheWorkerIndexTailRoundTripsAndIsAbsentWhenEmpty) {
   std::string without = encodeCheckpoint(states, 3);
   states.clusters.begin()->second.nextWorkerIndex = {{"cpu-group", 4}, {"gpu", 1}};
   std::string with = encodeCheckpoint(states, 3);
-  EXPECT_EQ(with.size(), without.size() + 1 + (1 + 9 + 1) + (1 + 3 + 1));
+  EXPECT_EQ(with.size(), without.size() + 2 + 1 + (1 + 9 + 1) + (1 + 3 + 1));  // tag, length
   ProjectionStates back;
   uint64_t through = 0;
   decodeCheckpoint(with, back, through);
