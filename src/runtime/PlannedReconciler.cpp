@@ -41,13 +41,11 @@ std::vector<Result> PlannedReconciler::reconcileMany(const std::vector<std::stri
   return results;
 }
 
-// Journaled with the decision's other facts, first; the Event goes out at once, as the
-// decision's own Warnings do.
+// Journaled with the decision's other facts, first; the Event (which the Executor also logs at
+// warning level) goes out at once, as the decision's own Warnings do.
 void PlannedReconciler::warnIgnoredFields(Decision& d) {
   if (!fieldWarnings_) return;
   for (auto& field : fieldWarnings_->fresh(d.subject)) {
-    spdlog::warn("{} {}: {} is set, but rayjournal does not implement it: {}", kind_,
-                 d.subject.key(), field.path, field.instead);
     executor_.postEvent(d.subject, fieldNotImplementedNote(field));
     d.plan.observations.push_back(std::move(field));
   }

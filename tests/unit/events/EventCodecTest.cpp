@@ -33,11 +33,21 @@ TEST(EventCodecTest, EveryBodyRoundTrips) {
                         Observation{Drift{"Running", "Complete", "Kubernetes is authoritative"}},
                         Observation{ChildMissing{"Job", "job", "s"}},
                         Observation{SubmissionSeen{"s", "RUNNING"}},
-                        Observation{JournalSalvaged{41, "bad block", "/j.corrupt", "42-50", 3, "f.sst: x", "60-60"}}})
+                        Observation{JournalSalvaged{41, "bad block", "/j.corrupt", "42-50", 3, "f.sst: x", "60-60"}},
+                        Observation{SpecChanged{4, "kubectl", "small: replicas 2"}},
+                        Observation{FieldIgnored{"spec.networkPolicy", "no NetworkPolicy is created"}}})
     EXPECT_EQ(decodeObservation(recordOf(wal::RecordType::Observation, encode(o))), o);
   ControllerStarted started{4, 1, 300, 250};
   EXPECT_EQ(decodeControllerStarted(recordOf(wal::RecordType::ControllerStarted, encode(started))),
             started);
+}
+
+// The timeline's line for an unimplemented field names the path and what is done instead.
+TEST(EventCodecTest, AnIgnoredFieldReadsAsItsPathAndWhatIsDoneInstead) {
+  wal::Record r = recordOf(wal::RecordType::Observation,
+                           encode(Observation{FieldIgnored{"spec.tlsOptions", "no mTLS certificates"}}));
+  EXPECT_EQ(recordText(r, bodyToJson(r)),
+            "observe  spec.tlsOptions is set but not implemented: no mTLS certificates");
 }
 
 TEST(EventCodecTest, AResolutionIsWrittenUnderItsOwnKey) {
