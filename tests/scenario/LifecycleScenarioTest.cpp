@@ -163,6 +163,39 @@ TEST(LifecycleScenario, W8_K8sJobModeLostRecordRetriesOnANewCluster) {
   EXPECT_EQ(h.ray.submissions(), 2u);
 }
 
+// The head Pod of a running RayJob's cluster is deleted. Without GCS fault tolerance Ray's record
+// goes with it (W8: the attempt fails, nothing is resubmitted). With it, the new head reads the
+// record back from Redis: the RayJob finishes in the same attempt, with one submission, and the
+// storage namespace is emptied when the cluster is deleted.
+TEST(LifecycleScenario, W8_AHeadLostWithGcsFaultToleranceKeepsTheJobInTheSameAttempt) {
+  for (bool ft : {false, true}) {
+    SCOPED_TRACE(ft ? "with GCS FT" : "without GCS FT");
+    SimHarness h;
+    json job = sampleRayJob("headloss", "HTTPMode", "SUCCEEDED", "30s");
+    job["spec"]["shutdownAfterJobFinishes"] = true;
+    if (ft)
+      job["spec"]["rayClusterSpec"]["gcsFaultToleranceOptions"] = {{"redisAddress", "redis:6379"}};
+    h.apply(job);
+    ASSERT_TRUE(h.runUntil([&] {
+      return h.rayjob("headloss").value("status", json::object()).value("jobStatus", "") == "RUNNING";
+    }));
+    std::string cluster = h.clusterOf("headloss");
+    h.kube.remove("Pod", "default", cluster + "-head");
+    ASSERT_TRUE(h.runUntil([&] {
+      std::string s = h.deploymentStatus("headloss");
+      return s == "Complete" || s == "Failed";
+    }, 120000));
+    EXPECT_EQ(h.deploymentStatus("headloss"), ft ? "Complete" : "Failed");
+    EXPECT_EQ(h.ray.submissions(), 1u);
+    EXPECT_EQ(h.rayjob("headloss")["status"].value("failed", 0), ft ? 0 : 1);
+    if (!ft) {
+      EXPECT_TRUE(lostRecordReported(h, "headloss"));
+    }
+    ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayCluster", "default", cluster); }));
+    EXPECT_TRUE(h.ray.storageNamespaces().empty()) << "the cleanup Job emptied Redis";
+  }
+}
+
 // SidecarMode: the sidecar never runs again (restartPolicy Never), and the RayJob says why.
 TEST(LifecycleScenario, W8_SidecarModeLostRecordSaysSo) {
   SimHarness h;

@@ -69,11 +69,30 @@ SimWorld::SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptio
     return o["metadata"].value("namespace", "default") + "/" + o["metadata"].value("name", "");
   };
   kube_.watch("Pod", [this, keyOf](kube::WatchEventType type, const json& o) {
-    if (type != kube::WatchEventType::Deleted) mark(dirtyPods_, keyOf(o));
+    if (type != kube::WatchEventType::Deleted) return mark(dirtyPods_, keyOf(o));
+    if (model::stringAt(model::objectAt(model::objectAt(o, "metadata"), "labels"),
+                        "ray.io/node-type") == "head")
+      noteHeadLost(o);
   });
   kube_.watch("Job", [this, keyOf](kube::WatchEventType type, const json& o) {
     if (type != kube::WatchEventType::Deleted) mark(dirtyJobs_, keyOf(o));
   });
+}
+
+// A head Pod is gone: its GCS with it. Without fault tolerance Ray's job records were in that
+// GCS's memory; with it (Redis) the next head reads them back. Handled in advance(): the watch
+// runs inside the store's write.
+void SimWorld::noteHeadLost(const json& pod) {
+  const json& meta = model::objectAt(pod, "metadata");
+  const json& containers = model::arrayAt(model::objectAt(pod, "spec"), "containers");
+  bool ft = false;
+  if (!containers.empty())
+    for (const auto& e : model::arrayAt(containers[0], "env"))
+      ft = ft || model::stringAt(e, "name") == "RAY_REDIS_ADDRESS";
+  if (ft) return;
+  std::lock_guard lock(dirtyMu_);
+  lostHeads_.emplace(model::stringAt(meta, "namespace"),
+                     model::stringAt(model::objectAt(meta, "labels"), "ray.io/cluster"));
 }
 
 void SimWorld::mark(Keys& keys, const std::string& key) {
@@ -83,11 +102,14 @@ void SimWorld::mark(Keys& keys, const std::string& key) {
 
 int SimWorld::advance() {
   Keys pods, jobs, againPods, againJobs;
+  std::set<std::pair<std::string, std::string>> lostHeads;
   {
     std::lock_guard lock(dirtyMu_);
     pods.swap(dirtyPods_);
     jobs.swap(dirtyJobs_);
+    lostHeads.swap(lostHeads_);
   }
+  for (const auto& [ns, cluster] : lostHeads) ray_.loseAllRecords(ns, cluster);
   auto split = [](const std::string& key) {
     return std::make_pair(key.substr(0, key.find('/')), key.substr(key.find('/') + 1));
   };

@@ -48,6 +48,7 @@ class SimWorld {
   bool submitterBroken(const json& job);
   int runSubmitterJob(const json& job);
   void noteGcsStorage(const json& pod);
+  void noteHeadLost(const json& pod);
   static bool isRedisCleanupJob(const json& job);
   std::string runRedisCleanup(const json& job);
   std::string submitterShell(const json& job, const std::string& uid);
@@ -60,6 +61,7 @@ class SimWorld {
   SimAutoscaler autoscaler_;
   std::mutex dirtyMu_;
   Keys dirtyPods_, dirtyJobs_;
+  std::set<std::pair<std::string, std::string>> lostHeads_;  // {namespace, cluster} without FT
   // Submitter Jobs and sidecar head Pods (by uid) whose submitter submitted and now follows the
   // job, and when a Job's next Pod may start after its last one failed.
   static constexpr int64_t kPodBackoffMs = 10000;  // the Job controller's first pod backoff
