@@ -115,6 +115,7 @@ class Kube:
         "RayJob": ("/apis/ray.io/v1", "rayjobs"),
         "RayCluster": ("/apis/ray.io/v1", "rayclusters"),
         "Job": ("/apis/batch/v1", "jobs"),
+        "Deployment": ("/apis/apps/v1", "deployments"),
         "Pod": ("/api/v1", "pods"),
         "Service": ("/api/v1", "services"),
         "Namespace": ("/api/v1", "namespaces"),

@@ -1,4 +1,5 @@
-"""KubeRay's weak spots side by side: the faults behind W1, W4, W6, W8 and W9
+"""KubeRay's weak spots side by side: the faults behind W1, W4, W6, W8 (also with GCS fault
+tolerance) and W9
 (../shared/reference/kuberay-rayjob-semantics.md) injected with real Ray into KubeRay's operator
 and rayjournal alike, on the real node (--node: each operator deployed in it as its users deploy
 it, killed with SIGKILL through containerd and held down by scaling it to no replicas, a fault
@@ -282,6 +283,70 @@ class LostRecord(Case):
         return out
 
 
+class HeadLostWithGcsFt(Case):
+    """The same loss with GCS fault tolerance: Ray keeps its cluster metadata in Redis (a Redis
+    Deployment and Service in the case's namespace, as KubeRay's test support deploys it), and
+    the driver runs on a worker (entrypointNumCpus 1, a head of num-cpus 0), so that only the
+    head goes. The operator stays up. Node only: Redis is an image of the node."""
+
+    name, weak_spot, mode, seconds = "Head Pod lost with GCS fault tolerance", "W8-FT", \
+        "HTTPMode", 60
+    fault_text = ("HTTPMode on a GCS fault-tolerant cluster (Redis), the driver on a worker; the "
+                  "head Pod deleted while the job runs")
+    expect = ("Ray's record survives: the RayJob ends as Ray says in the same attempt, the job "
+              "run once and never resubmitted")
+    succeeds = False  # whether Ray 2.60 keeps the driver alive is what the row measures
+
+    def prepare(self):
+        if not self.node:
+            raise RuntimeError("needs the real node (Redis runs as a Pod)")
+        labels = {"app": "redis"}
+        self.kube.create("Deployment", {
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "redis", "namespace": self.ns},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {"containers": [{
+                         "name": "redis", "image": "redis:7.4",
+                         "command": ["redis-server", "--save", "", "--appendonly", "no"],
+                         "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
+                         "ports": [{"containerPort": 6379}]}]}}}})
+        self.kube.create("Service", {
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "redis", "namespace": self.ns},
+            "spec": {"selector": labels, "ports": [{"port": 6379, "targetPort": 6379}]}})
+
+    def rayjob(self):
+        head = {**self.head, "rayStartParams": {"num-cpus": "0", "dashboard-host": "0.0.0.0"}}
+        worker = {"groupName": "workers", "replicas": 1, "minReplicas": 1, "maxReplicas": 1,
+                  "rayStartParams": {"num-cpus": "1"},
+                  "template": {"spec": {**self.head["template"]["spec"], "containers": [
+                      {**self.head["template"]["spec"]["containers"][0], "name": "ray-worker"}]}}}
+        job = rayjob(self, "job", self.mode, self.entrypoint(), entrypointNumCpus=1)
+        job["spec"]["rayClusterSpec"].update(
+            headGroupSpec=head, workerGroupSpecs=[worker],
+            gcsFaultToleranceOptions={"redisAddress": "redis:6379"})
+        return job
+
+    def fault(self):
+        self.wait_running()
+        attempt = self.status().get("failed", 0)
+        head = self.head_pod()
+        self.kube.delete("Pod", self.ns, head["metadata"]["name"])
+        final = self.wait_end(self.seconds + 240)
+        if final.get("failed", 0) != attempt:
+            self.notes.append(f"the attempt changed: failed {attempt} -> {final.get('failed')}")
+        return final
+
+    def problems(self, row):
+        out = super().problems(row)
+        if row["deployment_status"] not in TERMINAL:
+            out.append("no final status")
+        if "RecordLost" in row["message"] or not row["job_status"]:
+            out.append("Ray's record was lost although GCS fault tolerance was on")
+        out += [n for n in row["notes"] if n.startswith("the attempt changed")]
+        return out
+
+
 class FinishedWhileDown(Case):
     name, weak_spot, seconds = "Job finishes while the operator is down", "W4", 15
     fault_text = ("K8sJobMode; operator SIGKILLed while the job runs; the job succeeds and the "
@@ -393,7 +458,8 @@ class DeletedWhileStopUnconfirmed(Case):
         return leftovers
 
 
-CASES = [KilledBeforeStatusWrite, LostRecord, FinishedWhileDown, SubmitterDeleted, DeletedWhileStopUnconfirmed]
+CASES = [KilledBeforeStatusWrite, LostRecord, HeadLostWithGcsFt, FinishedWhileDown, SubmitterDeleted,
+         DeletedWhileStopUnconfirmed]
 
 
 def run_operator(operator, cases, args, runs_dir):
