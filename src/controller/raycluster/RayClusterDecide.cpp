@@ -173,6 +173,10 @@ events::SpecChanged specChangedOf(const RayClusterView& cluster, std::string cha
 ClusterPlan decideRayCluster(const ClusterObserved& o) {
   ClusterPlan plan;
   const RayClusterView& cluster = o.cluster;
+  if (!cluster.managedByOther.empty()) {  // KubeRay's ManagedByExternalController
+    plan.why = "managed by " + cluster.managedByOther + ": left to it";
+    return plan;
+  }
   if (planRedisCleanup(o, plan)) return plan;
   if (cluster.deleting) {
     plan.why = "being deleted; the garbage collector removes its Pods";

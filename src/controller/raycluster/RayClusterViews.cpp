@@ -115,6 +115,8 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
   v.authSecret = model::tokenAuthSecretName(spec, v.name);
   v.createsAuthSecret = !v.authSecret.empty() && model::operatorCreatesTokenSecret(spec);
   observeRedisCleanup(*cluster, context, v);
+  if (const std::string& manager = stringAt(spec, "managedBy"); manager != "ray.io/kuberay-operator")
+    v.managedByOther = manager;
   v.headGroup = part(cluster, objectAt(spec, "headGroupSpec"));
   for (const auto& group : arrayAt(spec, "workerGroupSpecs")) {
     const json& name = memberAt(group, "groupName");

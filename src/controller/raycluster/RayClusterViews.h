@@ -74,6 +74,9 @@ struct RayClusterView {
   // ENABLE_GCS_FT_REDIS_CLEANUP not "false"), whether the cluster carries the finalizer, when
   // its deletion began (Unix ms; 0 when not deleting) and how long the cleanup may take before
   // the finalizer is dropped anyway (ray.io/gcs-ft-deletion-timeout seconds, else 300).
+  // spec.managedBy naming another controller (Kueue's MultiKueue): KubeRay leaves the cluster
+  // to it entirely. "" when unset or KubeRay's own.
+  std::string managedByOther;
   bool redisCleanup = false;
   bool redisCleanupFinalizer = false;
   int64_t deletionMs = 0;

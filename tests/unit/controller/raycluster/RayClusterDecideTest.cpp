@@ -124,6 +124,19 @@ TEST(RayClusterDecideTest, AReplacementWorkerGetsANameNoEarlierWorkerHad) {
   EXPECT_EQ(createdNames(decideRayCluster(o)), std::vector<std::string>{"Pod c1-gpu-worker-0"});
 }
 
+// KubeRay's e2e TestRayClusterManagedBy: a cluster Kueue's MultiKueue manages is left alone (no
+// Service, no Pod, no status); KubeRay's own name is the default.
+TEST(RayClusterDecideTest, AClusterManagedByAnotherControllerIsLeftToIt) {
+  json c = cluster();
+  c["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  ClusterPlan plan = decideOn(c);
+  EXPECT_TRUE(plan.creates.empty());
+  EXPECT_EQ(plan.status, nullptr);
+  EXPECT_EQ(plan.why, "managed by kueue.x-k8s.io/multikueue: left to it");
+  c["spec"]["managedBy"] = "ray.io/kuberay-operator";
+  EXPECT_FALSE(decideOn(c).creates.empty());
+}
+
 TEST(RayClusterDecideTest, SuspendedOrShrunkGroupsLoseTheirPods) {
   std::vector<json> pods{pod("c1-head", true), pod("c1-gpu-worker-0", true),
                          pod("c1-gpu-worker-1", true)};
