@@ -88,6 +88,17 @@ void makeSomeAutoscale(const SimConfig& config, Workload& w) {
   }
 }
 
+// A share of the RayJobs with a cluster of their own get GCS fault tolerance with Redis.
+void makeSomeFaultTolerant(const SimConfig& config, Workload& w) {
+  std::mt19937_64 rng(config.seed * 0xD1B54A32D192ED03ull + 5);
+  for (auto& job : w.jobs) {
+    const bool draw = std::uniform_real_distribution<double>(0, 1)(rng) < config.gcsFtShare;
+    json& spec = job.manifest["spec"];
+    if (draw && spec.contains("rayClusterSpec"))
+      spec["rayClusterSpec"]["gcsFaultToleranceOptions"] = {{"redisAddress", "redis:6379"}};
+  }
+}
+
 Workload makeWorkload(const SimConfig& config) {
   std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ull + 1);
   Workload w;
@@ -155,6 +166,7 @@ Workload makeWorkload(const SimConfig& config) {
     w.jobs.push_back(std::move(plan));
   }
   makeSomeAutoscale(config, w);
+  makeSomeFaultTolerant(config, w);
   std::sort(w.actions.begin(), w.actions.end(),
             [](const auto& a, const auto& b) { return a.atMs < b.atMs; });
   return w;
@@ -220,6 +232,7 @@ class Run {
     kube_.clearFaults();  // the checks below read the world; faults are for the controller
     if (!allAtRest()) violation("not every RayJob came to rest within 20 simulated minutes");
     checkDuplicates();
+    checkRedisCleanup();
     for (const auto& v : checker_.violations()) violation(v);
     auto report = projection::verifyJournal(*journal_);
     for (const auto& v : report.violations)
@@ -411,6 +424,26 @@ class Run {
       heads[pod["metadata"]["labels"].value("ray.io/cluster", "")]++;
     for (const auto& [cluster, n] : heads) {
       if (n > 1) violation("RayCluster " + cluster + " has " + std::to_string(n) + " head Pods");
+    }
+  }
+
+  // GCS fault tolerance: no RayCluster held Terminating by a leaked finalizer, one cleanup Job per
+  // cluster incarnation at most, and no storage namespace left in Redis by a cluster that is gone.
+  void checkRedisCleanup() {
+    std::set<std::string> live;
+    for (const auto& c : kube_.list("RayCluster", "default")) {
+      if (c["metadata"].contains("deletionTimestamp"))
+        violation("RayCluster " + c["metadata"].value("name", "") + " still Terminating at rest");
+      live.insert(c["metadata"].value("uid", ""));
+    }
+    for (const auto& storage : ray_.storageNamespaces())
+      if (!live.count(storage)) violation("Redis still holds storage namespace " + storage + " of a deleted RayCluster");
+    std::map<std::string, int> cleanups;
+    for (const auto& c : kube_.createHistory()) {
+      if (c["kind"] != "Job" || !c["name"].get<std::string>().ends_with("-redis-cleanup")) continue;
+      for (const auto& ref : c["owners"])
+        if (ref.value("kind", "") == "RayCluster" && ++cleanups[ref.value("uid", "")] > 1)
+          violation("two Redis cleanup Jobs for RayCluster " + ref.value("name", ""));
     }
   }
 

@@ -24,6 +24,10 @@ struct SimConfig {
   // own, so the rest of a seed's workload is the same at any share (0 keeps pinned seeds as
   // they were found).
   double autoscalingShare = 0.25;
+  // Of the RayJobs with a cluster of their own, the share whose cluster has GCS fault tolerance
+  // (Redis): its deletion goes through the Redis cleanup finalizer and Job. A stream of its own,
+  // as above (0 keeps seeds pinned before it as they were found).
+  double gcsFtShare = 0.25;
   bool verbose = false;
 };
 

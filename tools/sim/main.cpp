@@ -38,6 +38,12 @@ int main(int argc, char** argv) {
                  "pinned before autoscaling as they were found)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--gcs-ft-share", base.gcsFtShare,
+                 "share of RayJobs with a cluster of their own whose cluster has GCS fault "
+                 "tolerance, so that its deletion runs the Redis cleanup (0 keeps seeds pinned "
+                 "before it as they were found)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed-list", seedList, "run exactly these seeds (pinned regressions)")
       ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
@@ -104,6 +110,7 @@ int main(int argc, char** argv) {
                      {"faults_injected", faults.load()},
                      {"violations", violations.load()},
                      {"autoscaling_share", base.autoscalingShare},
+                     {"gcs_ft_share", base.gcsFtShare},
                      {"failing_seeds", failing}};
   if (!failing.empty() && !noShrink) {
     auto config = base;
