@@ -307,7 +307,10 @@ class HeadLostWithGcsFt(Case):
             "spec": {"replicas": 1, "selector": {"matchLabels": labels},
                      "template": {"metadata": {"labels": labels}, "spec": {"containers": [{
                          "name": "redis", "image": "redis:7.4",
-                         "command": ["redis-server", "--save", "", "--appendonly", "no"],
+                         # Without a password Redis refuses other Pods' connections unless
+                         # protected mode is off (GCS then dies on "connection reset by peer").
+                         "command": ["redis-server", "--protected-mode", "no", "--save", "",
+                                     "--appendonly", "no"],
                          "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
                          "ports": [{"containerPort": 6379}]}]}}}})
         self.kube.create("Service", {
