@@ -319,6 +319,15 @@ class NodeStage:
         if self.kubectl("-n", "default", "get", "deployment", "kuberay-operator",
                         check=False).returncode:
             return
+        # The operator that would remove their finalizers (a RayJob's, a GCS fault-tolerant
+        # RayCluster's Redis cleanup) goes in the same delete: the CRDs' deletion would wait for
+        # those objects for ever.
+        for kind, plural in (("RayJob", "rayjobs"), ("RayCluster", "rayclusters")):
+            for obj in self.cp.kube.list(kind):
+                if obj["metadata"].get("finalizers"):
+                    self.kubectl("-n", obj["metadata"]["namespace"], "patch", plural,
+                                 obj["metadata"]["name"], "--type=merge",
+                                 "-p", '{"metadata":{"finalizers":null}}', check=False)
         self.kubectl("delete", "--ignore-not-found", "--wait=true", "-k", self.kuberay_config(),
                      check=False)
 
