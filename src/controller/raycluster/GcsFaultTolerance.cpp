@@ -1,6 +1,7 @@
 #include "controller/raycluster/GcsFaultTolerance.h"
 
 #include "controller/JsonAccess.h"
+#include "controller/raycluster/RayClusterMeta.h"
 
 namespace rayjournal::controller {
 namespace {
@@ -14,12 +15,6 @@ const json& optionsOf(const json& cluster) {
 bool hasOptions(const json& cluster) {
   const json& options = optionsOf(cluster);
   return options.is_object();
-}
-
-bool containerHasEnv(const json& container, const std::string& name) {
-  for (const auto& e : arrayAt(container, "env"))
-    if (stringAt(e, "name") == name) return true;
-  return false;
 }
 
 // A RedisCredential ({value} or {valueFrom}) as an env var; Go's omitempty drops an empty value.

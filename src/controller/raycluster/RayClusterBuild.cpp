@@ -45,6 +45,12 @@ std::string headServiceFqdn(const RayClusterView& cluster) {
          (ns.empty() ? "default" : ns) + ".svc." + cluster.clusterDomain;
 }
 
+bool containerHasEnv(const json& container, const std::string& name) {
+  for (const auto& e : arrayAt(container, "env"))
+    if (stringAt(e, "name") == name) return true;
+  return false;
+}
+
 json fieldEnv(const std::string& name, const std::string& fieldPath) {
   return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", fieldPath}}}}}};
 }

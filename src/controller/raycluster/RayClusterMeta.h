@@ -22,6 +22,8 @@ std::string checkLabel(std::string value);
 // "<head Service>.<namespace>.svc.<cluster domain>": how workers and drivers reach the head.
 std::string headServiceFqdn(const struct RayClusterView& cluster);
 
+// Whether the container's env names this variable.
+bool containerHasEnv(const nlohmann::json& container, const std::string& name);
 // An env var from the downward API: {name, valueFrom.fieldRef.fieldPath}.
 nlohmann::json fieldEnv(const std::string& name, const std::string& fieldPath);
 // KubeRay's GetContainerCommand: bash with the flags ("c", "ce"), "l" added for a login shell

@@ -27,18 +27,12 @@ constexpr const char* kCleanupCallEnd =
     "password=os.getenv('REDIS_PASSWORD', parsed.password or ''), use_ssl=parsed.scheme=='rediss', "
     "storage_namespace=os.getenv('RAY_external_storage_namespace')) else None\"";
 
-bool hasEnvNamed(const json& container, const char* name) {
-  for (const auto& e : arrayAt(container, "env"))
-    if (stringAt(e, "name") == name) return true;
-  return false;
-}
-
 // The head's Ray container turned into the cleanup: Ray's own cleanup_redis_storage, with the
 // head's Redis address, credentials and storage namespace from its env.
 json cleanupContainer(json ray, bool loginShell) {
   ray["command"] = bashCommand("c", loginShell);
   ray["args"] = json::array({std::string(kCleanupScriptHead) + kCleanupCallStart +
-                             (hasEnvNamed(ray, "REDIS_USERNAME") ? kCleanupUsername : "") +
+                             (containerHasEnv(ray, "REDIS_USERNAME") ? kCleanupUsername : "") +
                              kCleanupCallEnd});
   ray.erase("livenessProbe");
   ray.erase("readinessProbe");
