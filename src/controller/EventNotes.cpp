@@ -15,6 +15,7 @@ EventNote note(bool failed, const std::string& what, const char* verbed, const c
 std::string reasonNoun(const EventTarget& t) {
   if (t.kind == "Job") return t.subjectKind == "RayCluster" ? "RedisCleanupJob" : "RayJobSubmitter";
   if (t.kind == "Pod") return t.headPod ? "HeadPod" : "WorkerPod";
+  if (t.kind == "PersistentVolumeClaim") return "PVC";
   return t.kind;
 }
 
@@ -39,6 +40,9 @@ std::string createMessage(const EventTarget& t, const std::string& error) {
     return failed ? "Failed to create worker Pod for the cluster " + t.ns + "/" + t.cluster +
                         ", " + error
                   : "Created worker Pod " + key;
+  if (t.kind == "PersistentVolumeClaim")  // the embedded GCS store's (reconcileGCSStoragePVC)
+    return failed ? "Failed to create GCS storage PVC " + key + ", " + error
+                  : "Created GCS storage PVC " + key;
   // The autoscaler's RBAC (KubeRay's reconcileAutoscalerServiceAccount, ...Role, ...RoleBinding).
   static const std::map<std::string, std::string> rbacNouns{
       {"ServiceAccount", "service account"}, {"Role", "role"}, {"RoleBinding", "role binding"}};

@@ -182,6 +182,8 @@ events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& c
       return create(s, "Role", intent);
     case Action::CreateRoleBinding:
       return create(s, "RoleBinding", intent);
+    case Action::CreatePersistentVolumeClaim:
+      return create(s, "PersistentVolumeClaim", intent);
     case Action::DeleteRayCluster:
       return removeChild(s, "RayCluster", intent.target);
     case Action::DeleteSubmitterJob:
@@ -261,8 +263,10 @@ events::Result Executor::create(const Subject& s, const std::string& kind, Inten
       throw;
     }
     // The autoscaler's RBAC is used as found, whoever made it (KubeRay: "already exist, no need
-    // to create"); a user may have prepared it.
-    if (kind == "ServiceAccount" || kind == "Role" || kind == "RoleBinding")
+    // to create"); a user may have prepared it. So is an existing GCS store claim: one a Retain
+    // deletion left behind keeps Ray's metadata for a cluster of the same name (KubeRay).
+    if (kind == "ServiceAccount" || kind == "Role" || kind == "RoleBinding" ||
+        kind == "PersistentVolumeClaim")
       return events::Result::Adopted;
     auto existing = kube_.getLive(kind, s.ns, intent.target);
     if (existing && ownedBy(*existing, s.uid)) return events::Result::Adopted;

@@ -7,10 +7,10 @@ namespace rayjournal::controller {
 namespace {
 
 // KubeRay v1.7.0's gates for CRDs or features rayjournal does not have: accepted, logged.
-constexpr std::array<std::string_view, 8> kWithoutEffect{
+constexpr std::array<std::string_view, 7> kWithoutEffect{
     "RayMultiHostIndexing",    "RayServiceIncrementalUpgrade", "RayCronJob",
-    "RayClusterNetworkPolicy", "GCSFaultToleranceEmbeddedStorage", "RayClusterMTLS",
-    "RayClusterHistoryServer", "KubernetesWAS"};
+    "RayClusterNetworkPolicy", "RayClusterMTLS",               "RayClusterHistoryServer",
+    "KubernetesWAS"};
 
 std::optional<bool> parseGoBool(std::string_view v) {
   for (std::string_view t : {"1", "t", "T", "TRUE", "true", "True"})
@@ -43,6 +43,8 @@ std::string applyGate(std::string_view pair, FeatureGateParse& out) {
     out.gates.rayClusterStatusConditions = *value;
   } else if (name == "SidecarSubmitterRestart") {
     out.gates.sidecarSubmitterRestart = *value;
+  } else if (name == "GCSFaultToleranceEmbeddedStorage") {
+    out.gates.gcsFaultToleranceEmbeddedStorage = *value;
   } else {
     bool known = false;
     for (std::string_view k : kWithoutEffect) known = known || k == name;

@@ -14,6 +14,9 @@ struct FeatureGates {
   // SidecarMode's submitter container restarts on failure (restartPolicy OnFailure, Kubernetes
   // 1.35's container restart rules) up to a restart limit (alpha, off).
   bool sidecarSubmitterRestart = false;
+  // GCS fault tolerance may use the embedded RocksDB store on a claim of the head Pod
+  // (gcsFaultToleranceOptions.backend: rocksdb; alpha, off): refused while off, as in KubeRay.
+  bool gcsFaultToleranceEmbeddedStorage = false;
 };
 
 struct FeatureGateParse {

@@ -43,6 +43,8 @@ std::string childKind(Action action, const std::string& subjectKind) {
       return "Role";
     case Action::CreateRoleBinding:
       return "RoleBinding";
+    case Action::CreatePersistentVolumeClaim:
+      return "PersistentVolumeClaim";
     default:
       return subjectKind;
   }
@@ -52,7 +54,8 @@ bool creates(Action a) {
   return a == Action::CreateRayCluster || a == Action::CreateSubmitterJob ||
          a == Action::CreateHeadService || a == Action::CreateService || a == Action::CreatePod ||
          a == Action::CreateSecret || a == Action::CreateServiceAccount || a == Action::CreateRole ||
-         a == Action::CreateRoleBinding || a == Action::CreateRedisCleanupJob;
+         a == Action::CreateRoleBinding || a == Action::CreateRedisCleanupJob ||
+         a == Action::CreatePersistentVolumeClaim;
 }
 
 bool deletes(Action a) {

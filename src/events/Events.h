@@ -41,6 +41,9 @@ enum class Action : uint8_t {
   // A GCS fault-tolerant RayCluster being deleted: the Job that empties its Redis storage
   // namespace (KubeRay's buildRedisCleanupJob).
   CreateRedisCleanupJob,
+  // A RayCluster on the embedded GCS store: the claim its head Pod keeps Ray's metadata on
+  // (KubeRay's reconcileGCSStoragePVC, "<cluster>-gcs-pvc").
+  CreatePersistentVolumeClaim,
 };
 const std::string& actionName(Action action);
 std::optional<Action> actionFromName(std::string_view name);

@@ -123,8 +123,10 @@ void addOperatorFlags(CLI::App& app, Flags& f) {
                "do not print the live progress table on a terminal");
   app.add_option("--feature-gates", f.featureGates,
                  "KubeRay's feature gates, Name=bool,...: RayJobDeletionPolicy (default true), "
-                 "RayClusterStatusConditions (true); KubeRay's other gates are accepted and have "
-                 "no effect; SidecarSubmitterRestart=true needs Kubernetes >= 1.35");
+                 "RayClusterStatusConditions (true), SidecarSubmitterRestart (false; true needs "
+                 "Kubernetes >= 1.35), GCSFaultToleranceEmbeddedStorage (false; the embedded "
+                 "RocksDB GCS store, Ray >= 2.60); KubeRay's other gates are accepted and have "
+                 "no effect");
 }
 
 void addClusterFlags(CLI::App& app, Flags& f) {

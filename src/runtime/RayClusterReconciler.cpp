@@ -4,6 +4,7 @@
 
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/RayClusterBuild.h"
+#include "controller/raycluster/GcsFaultTolerance.h"
 #include "controller/raycluster/RayClusterDecide.h"
 #include "runtime/Handlers.h"
 
@@ -26,6 +27,7 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
                     : kind == "Role"           ? Action::CreateRole
                     : kind == "RoleBinding"    ? Action::CreateRoleBinding
                     : kind == "Job"            ? Action::CreateRedisCleanupJob
+                    : kind == "PersistentVolumeClaim" ? Action::CreatePersistentVolumeClaim
                                                : Action::CreateService;
     plan.intents.push_back({action, std::move(name), std::move(object)});
   }
@@ -88,6 +90,25 @@ controller::AutoscalerRbac RayClusterReconciler::autoscalerRbacOf(const controll
   return rbac;
 }
 
+controller::GcsStorageClaim RayClusterReconciler::gcsStorageClaimOf(
+    const controller::RayClusterView& cluster, const std::string& uid) {
+  {
+    std::lock_guard lock(claimMu_);
+    auto seen = claimSeen_.find(uid);
+    if (seen != claimSeen_.end() && seen->second.first == cluster.generation)
+      return {true, seen->second.second};
+  }
+  kube::Snapshot claim = kube_.getSnapshot("PersistentVolumeClaim", cluster.ns, cluster.gcsStorageClaim);
+  if (!claim) return {false, ""};
+  std::string drift;
+  if (!cluster.gcsStorageClaimUsers)
+    drift = controller::gcsStorageClaimDrift(controller::gcsStorageClaimFor(cluster.raw.get()), *claim);
+  std::lock_guard lock(claimMu_);
+  if (claimSeen_.size() >= kMaxRbacSeen) claimSeen_.clear();  // bounded; a re-read is cheap
+  claimSeen_[uid] = {cluster.generation, drift};
+  return {true, std::move(drift)};
+}
+
 std::optional<events::SpecChanged> RayClusterReconciler::specChangeToJournal(
     const controller::RayClusterView& cluster, const std::string& uid) {
   if (!controller::specChangedSinceStatus(cluster)) return std::nullopt;
@@ -147,6 +168,8 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   if (!observed.cluster.authSecret.empty())
     observed.authSecretExists = kube_.getSnapshot("Secret", ns, observed.cluster.authSecret) != nullptr;
   if (observed.cluster.autoscaling) observed.autoscalerRbac = autoscalerRbacOf(observed.cluster, subject.uid);
+  if (observed.cluster.gcsEmbedded && !observed.cluster.deleting && observed.cluster.invalid.empty())
+    observed.gcsStorageClaim = gcsStorageClaimOf(observed.cluster, subject.uid);
   if (observed.cluster.deleting && observed.cluster.redisCleanupFinalizer)
     observed.redisCleanupJob = cleanupJobOf(ns, name, subject.uid);
   auto [reason, message] = projection_.replicaFailure(key, subject.uid);

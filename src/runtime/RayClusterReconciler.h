@@ -38,6 +38,10 @@ class RayClusterReconciler : public PlannedReconciler {
                                            const std::string& uid);
   controller::AutoscalerRbac autoscalerRbacOf(const controller::RayClusterView& cluster,
                                               const std::string& uid);
+  // The embedded GCS store's claim, read from the API server (claims are not watched) until
+  // found, then once per generation of the cluster (for the drift a spec change may bring).
+  controller::GcsStorageClaim gcsStorageClaimOf(const controller::RayClusterView& cluster,
+                                                const std::string& uid);
 
   // A spec change (generation past the status's observedGeneration) not journaled yet by this
   // process, with who made it; nullopt otherwise. Once per generation: the status that records
@@ -53,6 +57,8 @@ class RayClusterReconciler : public PlannedReconciler {
   controller::ClusterContext context_;
   std::mutex rbacMu_;
   std::set<std::string> rbacSeen_;  // cluster uids whose RBAC was complete once
+  std::mutex claimMu_;
+  std::map<std::string, std::pair<int64_t, std::string>> claimSeen_;  // uid -> generation, drift
   std::mutex specMu_;
   std::map<std::string, int64_t> specSeen_;  // cluster uid -> last generation journaled
 };

@@ -124,6 +124,7 @@ class Kube:
         "ServiceAccount": ("/api/v1", "serviceaccounts"),
         "Role": ("/apis/rbac.authorization.k8s.io/v1", "roles"),
         "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings"),
+        "PersistentVolumeClaim": ("/api/v1", "persistentvolumeclaims"),
     }
 
     def __init__(self, port, ca, cert, key, host="127.0.0.1"):

@@ -25,6 +25,13 @@ OPERATORS = ("rayjournal", "kuberay")
 # Images KubeRay's suites name, built here (scripts/node/build-images.sh) and loaded into the node.
 NODE_IMAGES = ("docker.io/rayproject/ray:2.60.0", "docker.io/library/redis:7.4",
                "docker.io/rancher/curl:latest", "docker.io/kuberay/submitter:nightly")
+# The gates KubeRay's e2e overlay (config/overlays/test-overrides) turns on that rayjournal acts
+# on, as the chart's featureGates list (SidecarSubmitterRestart needs Kubernetes 1.35; the node
+# runs 1.34).
+RAYJOURNAL_GATES = [arg for i, (gate, on) in enumerate((
+    ("RayClusterStatusConditions", "true"), ("RayJobDeletionPolicy", "true"),
+    ("GCSFaultToleranceEmbeddedStorage", "true")))
+    for arg in ("--set", f"featureGates[{i}].name={gate}", "--set", f"featureGates[{i}].enabled={on}")]
 
 
 def operator_command(operator, kubeconfig, work, rayjournal_binary=None):
@@ -199,7 +206,7 @@ class NodeStage:
         self.apply_requests_policy()
         if self.operator == "rayjournal":
             self.uninstall_kuberay()
-            self.cluster("install-operator", "--set", "logging.format=text")
+            self.cluster("install-operator", "--set", "logging.format=text", *RAYJOURNAL_GATES)
         else:
             self.install_kuberay()
         return self

@@ -107,7 +107,9 @@ class Case:
                     if any(o.get("kind") == "RayJob" for o in owners):
                         self.clusters.add(c["metadata"]["uid"])
                 for j in self.kube.list("Job", self.ns):
-                    self.submitters.add(j["metadata"]["uid"])
+                    # A GCS FT cluster's Redis cleanup Job is the cluster's, not a submitter.
+                    if j["metadata"].get("labels", {}).get("ray.io/node-type") != "redis-cleanup":
+                        self.submitters.add(j["metadata"]["uid"])
             except Exception:  # noqa: BLE001 - the API server answers again next time
                 pass
 

@@ -78,6 +78,7 @@ class EffectChecker {
                                                            {"ServiceAccount", "ServiceAccount"},
                                                            {"Role", "Role"},
                                                            {"RoleBinding", "RoleBinding"},
+                                                           {"PersistentVolumeClaim", "PersistentVolumeClaim"},
                                                            {"RayJob", "RayJob"}};
     if (verb == "create" && kind == "Service") return {"CreateService", "CreateHeadService"};
     if (verb == "create" && kind == "Job") return {"CreateSubmitterJob", "CreateRedisCleanupJob"};

@@ -88,14 +88,17 @@ void makeSomeAutoscale(const SimConfig& config, Workload& w) {
   }
 }
 
-// A share of the RayJobs with a cluster of their own get GCS fault tolerance with Redis.
+// A share of the RayJobs with a cluster of their own get GCS fault tolerance: half with Redis,
+// half on the embedded store (a claim the operator makes before the head Pod can start).
 void makeSomeFaultTolerant(const SimConfig& config, Workload& w) {
   std::mt19937_64 rng(config.seed * 0xD1B54A32D192ED03ull + 5);
   for (auto& job : w.jobs) {
     const bool draw = std::uniform_real_distribution<double>(0, 1)(rng) < config.gcsFtShare;
     json& spec = job.manifest["spec"];
-    if (draw && spec.contains("rayClusterSpec"))
-      spec["rayClusterSpec"]["gcsFaultToleranceOptions"] = {{"redisAddress", "redis:6379"}};
+    if (!draw || !spec.contains("rayClusterSpec")) continue;
+    spec["rayClusterSpec"]["gcsFaultToleranceOptions"] =
+        rng() % 2 ? json{{"redisAddress", "redis:6379"}}
+                  : json{{"backend", "rocksdb"}, {"storage", {{"size", "1Gi"}}}};
   }
 }
 
@@ -192,6 +195,7 @@ class Run {
     };
     rayPort_.observer = port_.observer;
     watchAutoscaling();
+    decide_.gates.gcsFaultToleranceEmbeddedStorage = true;  // the workload's embedded-store clusters
   }
   ~Run() { stack_.reset(); }
 
@@ -436,6 +440,10 @@ class Run {
         violation("RayCluster " + c["metadata"].value("name", "") + " still Terminating at rest");
       live.insert(c["metadata"].value("uid", ""));
     }
+    for (const auto& claim : kube_.list("PersistentVolumeClaim", "default"))
+      for (const auto& ref : claim["metadata"].value("ownerReferences", json::array()))
+        if (!live.count(ref.value("uid", "")))
+          violation("PersistentVolumeClaim " + claim["metadata"].value("name", "") + " outlived its RayCluster");
     for (const auto& storage : ray_.storageNamespaces())
       if (!live.count(storage)) violation("Redis still holds storage namespace " + storage + " of a deleted RayCluster");
     std::map<std::string, int> cleanups;

@@ -35,6 +35,7 @@ const std::map<std::string, Resource>& resources() {
       {"ServiceAccount", {"/api/v1", "serviceaccounts"}},
       {"Role", {"/apis/rbac.authorization.k8s.io/v1", "roles"}},
       {"RoleBinding", {"/apis/rbac.authorization.k8s.io/v1", "rolebindings"}},
+      {"PersistentVolumeClaim", {"/api/v1", "persistentvolumeclaims"}},
   };
   return table;
 }

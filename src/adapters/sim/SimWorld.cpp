@@ -80,15 +80,16 @@ SimWorld::SimWorld(SimKube& kube, SimRay& ray, const Clock& clock, SimWorldOptio
 }
 
 // A head Pod is gone: its GCS with it. Without fault tolerance Ray's job records were in that
-// GCS's memory; with it (Redis) the next head reads them back. Handled in advance(): the watch
-// runs inside the store's write.
+// GCS's memory; with it (Redis, or the embedded store on the head's claim) the next head reads
+// them back. Handled in advance(): the watch runs inside the store's write.
 void SimWorld::noteHeadLost(const json& pod) {
   const json& meta = model::objectAt(pod, "metadata");
   const json& containers = model::arrayAt(model::objectAt(pod, "spec"), "containers");
   bool ft = false;
   if (!containers.empty())
     for (const auto& e : model::arrayAt(containers[0], "env"))
-      ft = ft || model::stringAt(e, "name") == "RAY_REDIS_ADDRESS";
+      ft = ft || model::stringAt(e, "name") == "RAY_REDIS_ADDRESS" ||
+           (model::stringAt(e, "name") == "RAY_gcs_storage" && model::stringAt(e, "value") == "rocksdb");
   if (ft) return;
   std::lock_guard lock(dirtyMu_);
   lostHeads_.emplace(model::stringAt(meta, "namespace"),
@@ -164,6 +165,10 @@ int SimWorld::runPod(const std::string& ns, const std::string& name, Keys& again
   if (hasStringAt(pod, {"status", "phase"}, "Pending")) {
     auto created = parseRfc3339(pod["metadata"].value("creationTimestamp", ""));
     if (created && clock_.nowMs() < *created + options_.podStartDelayMs) {
+      again.insert(ns + "/" + name);
+      return 0;
+    }
+    if (claimMissing(pod)) {  // a kubelet cannot mount it: the Pod stays Pending
       again.insert(ns + "/" + name);
       return 0;
     }
@@ -357,6 +362,15 @@ void SimWorld::noteGcsStorage(const json& pod) {
       storageNamespace = model::stringAt(e, "value");
   }
   if (!address.empty() && !storageNamespace.empty()) ray_.writeStorageNamespace(storageNamespace);
+}
+
+bool SimWorld::claimMissing(const json& pod) {
+  const std::string& ns = model::stringAt(model::objectAt(pod, "metadata"), "namespace");
+  for (const auto& volume : model::arrayAt(model::objectAt(pod, "spec"), "volumes")) {
+    const std::string& claim = model::stringAt(model::objectAt(volume, "persistentVolumeClaim"), "claimName");
+    if (!claim.empty() && !kube_.getSnapshot("PersistentVolumeClaim", ns, claim)) return true;
+  }
+  return false;
 }
 
 bool SimWorld::isRedisCleanupJob(const json& job) {

@@ -49,6 +49,8 @@ class SimWorld {
   int runSubmitterJob(const json& job);
   void noteGcsStorage(const json& pod);
   void noteHeadLost(const json& pod);
+  // A volume of the Pod names a PersistentVolumeClaim that does not exist.
+  bool claimMissing(const json& pod);
   static bool isRedisCleanupJob(const json& job);
   std::string runRedisCleanup(const json& job);
   std::string submitterShell(const json& job, const std::string& uid);

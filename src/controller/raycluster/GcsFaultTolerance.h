@@ -35,7 +35,26 @@ void annotateGcsFaultTolerance(const nlohmann::json& cluster, bool head, nlohman
 // referred to as $REDIS_USERNAME/$REDIS_PASSWORD in `ray start`), or, in the legacy form, a
 // REDIS_PASSWORD from rayStartParams for the cleanup Job. Appended before KubeRay's own env, as
 // KubeRay does. params: the Pod's ray start params (the head's gain redis-username/-password).
-void configureGcsFaultTolerance(const nlohmann::json& cluster, bool head, nlohmann::json& container,
+// With the embedded backend the head's Ray container gets RAY_gcs_storage=rocksdb and
+// RAY_gcs_storage_path=/data/gcs instead, and the Pod the claim mounted there
+// (common/pod.go configureEmbeddedFT). podSpec: the Pod's spec, its first container the Ray one.
+void configureGcsFaultTolerance(const nlohmann::json& cluster, bool head, nlohmann::json& podSpec,
                                 StartParams& params);
+
+// The embedded backend's store (gcs_ft.go, utils GetGCSStoragePVCName): the user's claim
+// (storage.claimName), else the operator-made "<cluster>-gcs-pvc".
+inline constexpr const char* kGcsStorageVolume = "gcs-storage";
+inline constexpr const char* kGcsStorageMountPath = "/data/gcs";
+std::string gcsStorageClaimName(const nlohmann::json& cluster);
+// The user brings the claim (storage.claimName): the operator never creates, changes or deletes it.
+bool gcsStorageClaimIsUsers(const nlohmann::json& cluster);
+// The operator-made claim (BuildGCSStoragePVC): labelled ray.io/cluster, accessModes (default
+// [ReadWriteOnce]), storageClassName when given, the size requested (default 1Gi); owned by the
+// cluster (garbage-collected with it) unless storage.deletionPolicy is Retain.
+nlohmann::json gcsStorageClaimFor(const nlohmann::json& cluster);
+// What differs between the claim the spec asks for and the one that exists, in KubeRay's words
+// (gcsStoragePVCDrift: size, storageClassName when asked for, accessModes), "" when nothing
+// does. A claim is not changed in place: the difference is reported, not applied.
+std::string gcsStorageClaimDrift(const nlohmann::json& wanted, const nlohmann::json& existing);
 
 }  // namespace rayjournal::controller

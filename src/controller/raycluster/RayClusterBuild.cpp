@@ -8,6 +8,7 @@
 
 #include "adapters/TimeFormat.h"
 #include "controller/JsonAccess.h"
+#include "controller/raycluster/GcsFaultTolerance.h"
 #include "controller/raycluster/RayClusterMeta.h"
 #include "model/Names.h"
 #include "model/Quantity.h"
@@ -174,6 +175,10 @@ model::ApiObject headServiceFor(const RayClusterView& cluster) {
                                      {"kind", "Service"},
                                      {"metadata", std::move(meta)},
                                      {"spec", std::move(svcSpec)}});
+}
+
+model::ApiObject gcsStorageClaimObjectFor(const RayClusterView& cluster) {
+  return std::make_shared<json>(gcsStorageClaimFor(cluster.raw.get()));
 }
 
 }  // namespace rayjournal::controller

@@ -38,6 +38,9 @@ model::ApiObject redisCleanupJobFor(const RayClusterView& cluster);
 // "<cluster>-redis-cleanup", cut to 63 characters as KubeRay's TrimJobName cuts it.
 std::string redisCleanupJobName(const std::string& cluster);
 
+// The embedded GCS store's claim "<cluster>-gcs-pvc" (GcsFaultTolerance.h gcsStorageClaimFor).
+model::ApiObject gcsStorageClaimObjectFor(const RayClusterView& cluster);
+
 // What one pass counted, for the status.
 struct ClusterTally {
   bool headFound = false;

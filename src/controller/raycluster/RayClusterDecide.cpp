@@ -143,6 +143,46 @@ void warnV1RestartPolicy(const RayClusterView& cluster, ClusterPlan& plan) {
        "Validate"});
 }
 
+// The embedded GCS store's claim, before the Pods (KubeRay's reconcileGCSStoragePVC): the
+// operator's own created when missing, a difference from the spec reported (a claim is not
+// changed in place); a user's claim that is missing is reported and the head waits for it
+// (Pending until the claim exists).
+void planGcsStorageClaim(const ClusterObserved& o, ClusterPlan& plan) {
+  const RayClusterView& cluster = o.cluster;
+  if (!cluster.gcsEmbedded) return;
+  const std::string key = cluster.ns + "/" + cluster.gcsStorageClaim;
+  if (cluster.gcsStorageClaimUsers) {
+    if (!o.gcsStorageClaim.exists)
+      plan.warnings.push_back(
+          {"FailedToCreatePVC",
+           "GcsFaultToleranceOptions.Storage.ClaimName \"" + cluster.gcsStorageClaim +
+               "\" not found in namespace " + cluster.ns + "; the head Pod will not start until it exists",
+           "Validate"});
+    return;
+  }
+  if (!o.gcsStorageClaim.exists) {
+    plan.creates.push_back({"PersistentVolumeClaim", gcsStorageClaimObjectFor(cluster)});
+    return;
+  }
+  if (!o.gcsStorageClaim.drift.empty())
+    plan.warnings.push_back({"FailedToCreatePVC",
+                             "GCS storage PVC " + key + " already exists and cannot be reconfigured in place (" +
+                                 o.gcsStorageClaim.drift + "); delete the PVC to recreate it with the new settings",
+                             "Update"});
+}
+
+// KubeRay's validation of a RayCluster: an invalid one gets a Warning and nothing else.
+bool refuseInvalid(const RayClusterView& cluster, ClusterPlan& plan) {
+  if (cluster.invalid.empty() || cluster.deleting) return false;
+  const bool metadata = cluster.invalidReason == "InvalidRayClusterMetadata";
+  plan.warnings.push_back({cluster.invalidReason,
+                           std::string("The RayCluster ") + (metadata ? "metadata" : "spec") +
+                               " is invalid " + cluster.ns + "/" + cluster.name + ": " + cluster.invalid,
+                           "Validate"});
+  plan.why = std::string("invalid ") + (metadata ? "metadata" : "spec") + ": " + cluster.invalid;
+  return true;
+}
+
 // The Pods the plan deletes because a group's workersToDelete names them, " a b" ("" for none).
 std::string namedDeletes(const RayClusterView& cluster, const std::vector<std::string>& deletes) {
   std::string named;
@@ -177,6 +217,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
     plan.why = "managed by " + cluster.managedByOther + ": left to it";
     return plan;
   }
+  if (refuseInvalid(cluster, plan)) return plan;
   if (planRedisCleanup(o, plan)) return plan;
   if (cluster.deleting) {
     plan.why = "being deleted; the garbage collector removes its Pods";
@@ -190,6 +231,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
     plan.creates.push_back({"Secret", authSecretFor(cluster)});
   if (cluster.autoscaling && !planAutoscalerRbac(o, plan)) return plan;
   if (!o.headServiceExists()) plan.creates.push_back({"Service", headServiceFor(cluster)});
+  planGcsStorageClaim(o, plan);
   const std::string headName = model::headPodName(cluster.name);
   // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
   auto head = pods.find(headName);

@@ -316,7 +316,7 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   StartParams params = startParamsOf(groupSpec);
   completeStartParams(params, role.head, fqdn + ":" + port);
   json& container = spec["containers"][0];
-  configureGcsFaultTolerance(c.raw.get(), role.head, container, params);
+  configureGcsFaultTolerance(c.raw.get(), role.head, spec, params);
   const PodInjection& inject = c.injection;
   if (!role.head && inject.waitGcsReady)
     spec["initContainers"].push_back(waitGcsReady(container, fqdn, port, inject.loginShell));

@@ -3,6 +3,7 @@
 #include "model/TokenAuth.h"
 
 #include <algorithm>
+#include <map>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 #include "controller/raycluster/Autoscaler.h"
 #include "controller/raycluster/GcsFaultTolerance.h"
 #include "controller/raycluster/RayClusterMeta.h"
+#include "controller/raycluster/ValidateCluster.h"
 #include "model/Names.h"
 
 namespace rayjournal::controller {
@@ -57,6 +59,25 @@ bool rayContainerTerminated(const json& pod) {
 // A member as a Document that keeps the whole cluster alive (aliasing shared_ptr).
 model::Document part(const std::shared_ptr<const json>& whole, const json& member) {
   return model::Document(std::shared_ptr<const json>(whole, &member));
+}
+
+void observeGcsStorage(const json& cluster, RayClusterView& v) {
+  v.gcsEmbedded = gcsFaultToleranceEnabled(cluster) && gcsFaultToleranceEmbedded(cluster);
+  if (!v.gcsEmbedded) return;
+  v.gcsStorageClaim = gcsStorageClaimName(cluster);
+  v.gcsStorageClaimUsers = gcsStorageClaimIsUsers(cluster);
+}
+
+void validate(const json& cluster, const FeatureGates& gates, RayClusterView& v) {
+  const json& meta = objectAt(cluster, "metadata");
+  v.invalid = rayClusterMetadataProblem(v.name);
+  v.invalidReason = "InvalidRayClusterMetadata";
+  if (!v.invalid.empty()) return;
+  std::map<std::string, std::string> annotations;
+  for (const auto& [k, value] : objectAt(meta, "annotations").items())
+    if (value.is_string()) annotations[k] = value.get<std::string>();
+  v.invalid = rayClusterSpecProblem(objectAt(cluster, "spec"), annotations, gates);
+  v.invalidReason = "InvalidRayClusterSpec";
 }
 
 }  // namespace
@@ -115,6 +136,8 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
   v.authSecret = model::tokenAuthSecretName(spec, v.name);
   v.createsAuthSecret = !v.authSecret.empty() && model::operatorCreatesTokenSecret(spec);
   observeRedisCleanup(*cluster, context, v);
+  observeGcsStorage(*cluster, v);
+  validate(*cluster, context.gates, v);
   if (const std::string& manager = stringAt(spec, "managedBy"); manager != "ray.io/kuberay-operator")
     v.managedByOther = manager;
   v.headGroup = part(cluster, objectAt(spec, "headGroupSpec"));

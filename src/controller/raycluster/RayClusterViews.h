@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/FeatureGates.h"
 #include "model/Document.h"
 
 namespace rayjournal::controller {
@@ -82,6 +83,15 @@ struct RayClusterView {
   int64_t deletionMs = 0;
   int64_t redisCleanupTimeoutMs = 300000;
   std::string storageNamespaceAnnotation;  // the cluster's own, for the force-removal Event
+  // GCS fault tolerance on the embedded RocksDB store: the claim the head mounts, and whether
+  // the user brings it (storage.claimName) or the operator makes it ("<cluster>-gcs-pvc").
+  bool gcsEmbedded = false;
+  std::string gcsStorageClaim;
+  bool gcsStorageClaimUsers = false;
+  // KubeRay's ValidateRayClusterMetadata and ValidateRayClusterSpec: the first problem, "" when
+  // valid. An invalid cluster is not reconciled (a Warning says why), as in KubeRay.
+  std::string invalid;
+  std::string invalidReason;  // InvalidRayClusterMetadata or InvalidRayClusterSpec
   model::Document headGroup;
   std::vector<WorkerGroupView> groups;
 };
@@ -100,6 +110,12 @@ struct AutoscalerRbac {
   bool role = true;
   bool roleBinding = true;
   bool complete() const { return serviceAccount && role && roleBinding; }
+};
+
+// The embedded GCS store's claim as found (read only for a cluster on that backend).
+struct GcsStorageClaim {
+  bool exists = true;
+  std::string drift;  // gcsStorageClaimDrift against the spec ("" when none or the user's)
 };
 
 // The Job that empties a deleted cluster's Redis storage namespace (KubeRay's "<cluster>-redis-cleanup").
@@ -122,6 +138,7 @@ struct ClusterObserved {
   bool authSecretExists = false;  // cluster.authSecret exists (read only when it is set)
   AutoscalerRbac autoscalerRbac;  // read only for an autoscaling cluster
   RedisCleanupJob redisCleanupJob;  // read only while a cluster with the finalizer is deleted
+  GcsStorageClaim gcsStorageClaim;  // read only for a cluster on the embedded GCS store
   bool headServiceExists() const { return !headService.isNull(); }
 };
 
@@ -132,6 +149,7 @@ struct ClusterContext {
   bool statusConditions = true;  // the RayClusterStatusConditions feature gate
   PodInjection injection{};
   bool redisCleanup = true;  // ENABLE_GCS_FT_REDIS_CLEANUP is not "false"
+  FeatureGates gates{};      // for KubeRay's validation of the cluster
 };
 
 // What the decision reads of one Pod (a few bytes of a document of kilobytes).

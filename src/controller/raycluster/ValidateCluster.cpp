@@ -1,5 +1,6 @@
 #include "controller/raycluster/ValidateCluster.h"
 
+#include <cctype>
 #include <vector>
 
 #include "controller/JsonAccess.h"
@@ -137,21 +138,54 @@ std::string workerProblem(const json& g, const json& cluster) {
   return "";
 }
 
-// KubeRay's validateGcsFaultToleranceBackend. rayjournal serves KubeRay's
-// GCSFaultToleranceEmbeddedStorage gate only as one without effect (off), so the embedded
-// backend is refused as KubeRay refuses it with the gate off.
-std::string gcsBackendProblem(const json& options) {
+// KubeRay's validateGcsFaultToleranceBackend for the embedded store: Redis settings refused, a
+// user's claim exclusive with the operator-made claim's settings, and KubeRay's own env, volume
+// and mount for the store not the user's to set.
+std::string embeddedBackendProblem(const json& options, const json& cluster) {
+  for (const char* redis : {"redisAddress", "redisUsername", "redisPassword", "externalStorageNamespace"}) {
+    const json& v = memberAt(options, redis);
+    if (v.is_null() || (v.is_string() && v.get<std::string>().empty())) continue;
+    std::string field(redis);
+    field[0] = char(std::toupper(static_cast<unsigned char>(field[0])));
+    return "cannot set GcsFaultToleranceOptions." + field + " when backend is 'rocksdb'";
+  }
+  const json& storage = objectAt(options, "storage");
+  if (!stringAt(storage, "claimName").empty() &&
+      (!memberAt(storage, "size").is_null() || !memberAt(storage, "storageClassName").is_null() ||
+       !arrayAt(storage, "accessModes").empty()))
+    return "GcsFaultToleranceOptions.Storage.ClaimName is mutually exclusive with size, "
+           "storageClassName, and accessModes";
+  const json& head = rayContainer(cluster);
+  if (envVar(head, "RAY_gcs_storage") || envVar(head, "RAY_gcs_storage_path"))
+    return "cannot set `RAY_gcs_storage` or `RAY_gcs_storage_path` env var in head Pod when the "
+           "embedded GCS FT backend is used - these are managed by KubeRay";
+  for (const auto& mount : arrayAt(head, "volumeMounts"))
+    if (stringAt(mount, "mountPath") == "/data/gcs" || stringAt(mount, "name") == "gcs-storage")
+      return "cannot set a volume mount named \"gcs-storage\" or mounted at /data/gcs in the head "
+             "container when the embedded GCS FT backend is used - it is managed by KubeRay";
+  for (const auto& volume : arrayAt(podSpec(objectAt(cluster, "headGroupSpec")), "volumes"))
+    if (stringAt(volume, "name") == "gcs-storage")
+      return "cannot set a volume named \"gcs-storage\" in the head Pod when the embedded GCS FT "
+             "backend is used - it is managed by KubeRay";
+  return "";
+}
+
+// KubeRay's validateGcsFaultToleranceBackend: the embedded backend needs the
+// GCSFaultToleranceEmbeddedStorage gate; storage belongs to it alone.
+std::string gcsBackendProblem(const json& options, const json& cluster, const FeatureGates& gates) {
   const std::string& backend = stringAt(options, "backend");
-  if (backend == "rocksdb")
+  if (backend == "rocksdb" && !gates.gcsFaultToleranceEmbeddedStorage)
     return "the embedded RocksDB GCS fault tolerance backend (GcsFaultToleranceOptions.Backend: "
            "'rocksdb') requires the GCSFaultToleranceEmbeddedStorage feature gate to be enabled";
+  if (backend == "rocksdb") return embeddedBackendProblem(options, cluster);
   if (options.contains("storage") && !options["storage"].is_null())
     return "cannot set GcsFaultToleranceOptions.Storage when backend is 'redis' - it only applies "
            "to the 'rocksdb' backend";
   return "";
 }
 
-std::string gcsProblem(const json& cluster, const std::map<std::string, std::string>& ann) {
+std::string gcsProblem(const json& cluster, const std::map<std::string, std::string>& ann,
+                       const FeatureGates& gates) {
   auto annotation = [&](const char* key) {
     auto it = ann.find(key);
     return it == ann.end() ? std::string() : it->second;
@@ -179,7 +213,7 @@ std::string gcsProblem(const json& cluster, const std::map<std::string, std::str
     if (!annotation("ray.io/external-storage-namespace").empty())
       return "cannot set `ray.io/external-storage-namespace` annotation" + use +
              "ExternalStorageNamespace instead";
-    if (std::string problem = gcsBackendProblem(objectAt(cluster, "gcsFaultToleranceOptions"));
+    if (std::string problem = gcsBackendProblem(objectAt(cluster, "gcsFaultToleranceOptions"), cluster, gates);
         !problem.empty())
       return problem;
   }
@@ -273,9 +307,19 @@ std::string rayClusterSpecProblem(const json& cluster,
   if (std::string p = groupProblem("Head", head); !p.empty()) return p;
   for (const auto& g : arrayAt(cluster, "workerGroupSpecs"))
     if (std::string p = workerProblem(g, cluster); !p.empty()) return p;
-  if (std::string p = gcsProblem(cluster, annotations); !p.empty()) return p;
+  if (std::string p = gcsProblem(cluster, annotations, gates); !p.empty()) return p;
   if (std::string p = autoscalerProblem(cluster, gates); !p.empty()) return p;
   return authProblem(cluster);
+}
+
+std::string rayClusterMetadataProblem(const std::string& name) {
+  if (name.size() > 53) return "RayCluster name should be no more than 53 characters";
+  if (!model::isDns1035Label(name))
+    return "RayCluster name should be a valid DNS1035 label: [a DNS-1035 label must consist of "
+           "lower case alphanumeric characters or '-', start with an alphabetic character, and "
+           "end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+           "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]";
+  return "";
 }
 
 }  // namespace rayjournal::controller

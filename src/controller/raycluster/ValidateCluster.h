@@ -17,4 +17,8 @@ std::string rayClusterSpecProblem(const nlohmann::json& cluster,
                                   const std::map<std::string, std::string>& annotations,
                                   const FeatureGates& gates);
 
+// KubeRay's ValidateRayClusterMetadata: the name at most 53 characters and a DNS-1035 label
+// (its Pods' and Services' names are built from it). "" when valid.
+std::string rayClusterMetadataProblem(const std::string& name);
+
 }  // namespace rayjournal::controller

@@ -113,5 +113,71 @@ TEST(GcsFaultToleranceTest, WithoutFtTheHeadSaysSoAndGetsNothingElse) {
   EXPECT_EQ(ftEnvValue(ftWorkerOf(ftCluster(nullptr)), "RAY_gcs_rpc_server_reconnect_timeout_s"), "<absent>");
 }
 
+// The embedded store (configureEmbeddedFT): the head's Ray container selects RocksDB at
+// /data/gcs and mounts the claim there; no Redis setting leaks onto it, workers still wait for
+// a restarted GCS.
+TEST(GcsFaultToleranceTest, TheEmbeddedStoreMountsItsClaimOnTheHeadAtDataGcs) {
+  json head = ftHeadOf(ftCluster({{"backend", "rocksdb"}}));
+  EXPECT_EQ(head["metadata"]["annotations"]["ray.io/ft-enabled"], "true");
+  EXPECT_FALSE(head["metadata"]["annotations"].contains("ray.io/external-storage-namespace"));
+  EXPECT_EQ(ftEnvValue(head, "RAY_gcs_storage"), "rocksdb");
+  EXPECT_EQ(ftEnvValue(head, "RAY_gcs_storage_path"), "/data/gcs");
+  EXPECT_EQ(ftEnvOf(head, "RAY_REDIS_ADDRESS"), nullptr);
+  EXPECT_EQ(ftEnvOf(head, "RAY_external_storage_namespace"), nullptr);
+  EXPECT_EQ(head["spec"]["containers"][0]["volumeMounts"][0],
+            json({{"name", "gcs-storage"}, {"mountPath", "/data/gcs"}}));
+  EXPECT_EQ(head["spec"]["volumes"][0],
+            json({{"name", "gcs-storage"}, {"persistentVolumeClaim", {{"claimName", "rc-gcs-pvc"}}}}));
+  json worker = ftWorkerOf(ftCluster({{"backend", "rocksdb"}}));
+  EXPECT_EQ(ftEnvValue(worker, "RAY_gcs_rpc_server_reconnect_timeout_s"), "600");
+  EXPECT_EQ(ftEnvOf(worker, "RAY_gcs_storage"), nullptr);
+  for (const auto& volume : worker["spec"]["volumes"]) EXPECT_NE(volume["name"], "gcs-storage");
+}
+
+TEST(GcsFaultToleranceTest, AUsersClaimIsMountedByItsNameWithTheSubPath) {
+  json head = ftHeadOf(ftCluster({{"backend", "rocksdb"}, {"storage", {{"claimName", "kept"}, {"subPath", "gcs"}}}}));
+  EXPECT_EQ(head["spec"]["containers"][0]["volumeMounts"][0]["subPath"], "gcs");
+  EXPECT_EQ(head["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"], "kept");
+}
+
+// BuildGCSStoragePVC: 1Gi ReadWriteOnce on the default class unless the spec says otherwise,
+// labelled and owned by the cluster; Retain leaves the owner out so the store outlives it.
+TEST(GcsFaultToleranceTest, TheOperatorsClaimIsOwnedByTheClusterUnlessRetained) {
+  json claim = gcsStorageClaimFor(ftCluster({{"backend", "rocksdb"}}));
+  EXPECT_EQ(claim["metadata"]["name"], "rc-gcs-pvc");
+  EXPECT_EQ(claim["metadata"]["namespace"], "ns");
+  EXPECT_EQ(claim["metadata"]["labels"], json({{"ray.io/cluster", "rc"}}));
+  EXPECT_EQ(claim["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  EXPECT_EQ(claim["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(claim["spec"]["accessModes"], json::array({"ReadWriteOnce"}));
+  EXPECT_EQ(claim["spec"]["resources"]["requests"]["storage"], "1Gi");
+  EXPECT_FALSE(claim["spec"].contains("storageClassName"));
+  json storage = {{"size", "5Gi"}, {"storageClassName", "fast"}, {"accessModes", {"ReadWriteMany"}},
+                  {"deletionPolicy", "Retain"}};
+  claim = gcsStorageClaimFor(ftCluster({{"backend", "rocksdb"}, {"storage", storage}}));
+  EXPECT_FALSE(claim["metadata"].contains("ownerReferences"));
+  EXPECT_EQ(claim["spec"]["accessModes"], json::array({"ReadWriteMany"}));
+  EXPECT_EQ(claim["spec"]["resources"]["requests"]["storage"], "5Gi");
+  EXPECT_EQ(claim["spec"]["storageClassName"], "fast");
+}
+
+// gcsStoragePVCDrift: quantities compare by value, an unset class is the default the API server
+// filled in, access modes as a set.
+TEST(GcsFaultToleranceTest, AClaimThatDiffersFromTheSpecIsDescribedInKubeRaysWords) {
+  json wanted = gcsStorageClaimFor(ftCluster({{"backend", "rocksdb"}}));
+  json existing = wanted;
+  existing["spec"]["resources"]["requests"]["storage"] = "1024Mi";
+  existing["spec"]["storageClassName"] = "local-path";
+  EXPECT_EQ(gcsStorageClaimDrift(wanted, existing), "");
+  existing["spec"]["resources"]["requests"]["storage"] = "2Gi";
+  existing["spec"]["accessModes"] = {"ReadWriteMany"};
+  EXPECT_EQ(gcsStorageClaimDrift(wanted, existing),
+            "requested size 1Gi != current 2Gi; accessModes [ReadWriteOnce] != current [ReadWriteMany]");
+  wanted["spec"]["storageClassName"] = "fast";
+  existing = wanted;
+  existing["spec"]["storageClassName"] = "local-path";
+  EXPECT_EQ(gcsStorageClaimDrift(wanted, existing), "storageClassName fast != current local-path");
+}
+
 }  // namespace
 }  // namespace rayjournal::controller

@@ -327,5 +327,71 @@ TEST(RayClusterDecideTest, ACachedHeadPodKeepsTheSidecarsRestarts) {
   EXPECT_EQ(cached.terminatedBefore, whole.terminatedBefore);
 }
 
+// The embedded GCS store (reconcileGCSStoragePVC): the operator's claim is created in the same
+// pass as, and before, the head Pod that mounts it; found, it is not created again, and a spec
+// it no longer matches is a Warning (claims are not changed in place). A user's claim is never
+// created; missing, it is a Warning and the head waits for it.
+ClusterObserved embeddedObserved(json storage, GcsStorageClaim found) {
+  json c = cluster();
+  c["spec"]["gcsFaultToleranceOptions"] = {{"backend", "rocksdb"}};
+  if (!storage.is_null()) c["spec"]["gcsFaultToleranceOptions"]["storage"] = storage;
+  ClusterContext context;
+  context.gates.gcsFaultToleranceEmbeddedStorage = true;
+  ClusterObserved o = clusterObserved(std::make_shared<const json>(c), Pods{}, nullptr, context);
+  o.gcsStorageClaim = std::move(found);
+  return o;
+}
+
+TEST(RayClusterDecideTest, TheEmbeddedStoresClaimIsCreatedBeforeTheHeadPodThatMountsIt) {
+  ClusterPlan plan = decideRayCluster(embeddedObserved(nullptr, {false, ""}));
+  EXPECT_EQ(createdNames(plan),
+            (std::vector<std::string>{"Service c1-head-svc", "PersistentVolumeClaim c1-gcs-pvc",
+                                      "Pod c1-head", "Pod c1-gpu-worker-0", "Pod c1-gpu-worker-1"}));
+  EXPECT_TRUE(plan.warnings.empty());
+  plan = decideRayCluster(embeddedObserved(nullptr, {true, ""}));
+  EXPECT_EQ(createdNames(plan)[1], "Pod c1-head") << "a claim that exists is not created again";
+  plan = decideRayCluster(embeddedObserved(json{{"size", "2Gi"}}, {true, "requested size 2Gi != current 1Gi"}));
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].reason, "FailedToCreatePVC");
+  EXPECT_EQ(plan.warnings[0].message,
+            "GCS storage PVC ns/c1-gcs-pvc already exists and cannot be reconfigured in place "
+            "(requested size 2Gi != current 1Gi); delete the PVC to recreate it with the new settings");
+}
+
+TEST(RayClusterDecideTest, AUsersMissingClaimIsNeverCreatedButReported) {
+  ClusterPlan plan = decideRayCluster(embeddedObserved(json{{"claimName", "kept"}}, {false, ""}));
+  EXPECT_EQ(createdNames(plan)[1], "Pod c1-head");
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].message,
+            "GcsFaultToleranceOptions.Storage.ClaimName \"kept\" not found in namespace ns; the head "
+            "Pod will not start until it exists");
+  EXPECT_TRUE(decideRayCluster(embeddedObserved(json{{"claimName", "kept"}}, {true, ""})).warnings.empty());
+}
+
+// KubeRay validates a RayCluster before anything else and leaves an invalid one alone with a
+// Warning; before, rayjournal validated only a RayJob's rayClusterSpec, so a RayCluster created
+// directly with the embedded store and the gate off got Pods without it.
+TEST(RayClusterDecideTest, AnInvalidRayClusterGetsAWarningAndNoObjects) {
+  json c = cluster();
+  c["spec"]["gcsFaultToleranceOptions"] = {{"backend", "rocksdb"}};
+  ClusterPlan plan = decideOn(c);
+  EXPECT_TRUE(plan.creates.empty());
+  EXPECT_FALSE(plan.status);
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].reason, "InvalidRayClusterSpec");
+  EXPECT_EQ(plan.warnings[0].message,
+            "The RayCluster spec is invalid ns/c1: the embedded RocksDB GCS fault tolerance backend "
+            "(GcsFaultToleranceOptions.Backend: 'rocksdb') requires the "
+            "GCSFaultToleranceEmbeddedStorage feature gate to be enabled");
+  c = cluster();
+  c["metadata"]["name"] = std::string(54, 'a');
+  plan = decideOn(c);
+  EXPECT_TRUE(plan.creates.empty());
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].reason, "InvalidRayClusterMetadata");
+  EXPECT_EQ(plan.warnings[0].message, "The RayCluster metadata is invalid ns/" + std::string(54, 'a') +
+                                          ": RayCluster name should be no more than 53 characters");
+}
+
 }  // namespace
 }  // namespace rayjournal::controller

@@ -301,6 +301,57 @@ TEST(ValidateTest, TheRayJobDeletionPolicyGateRefusesDeletionStrategies) {
   EXPECT_EQ(e->message, "RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy");
 }
 
+// The embedded GCS store (backend: rocksdb): refused while its gate is off, with the gate on
+// refused when Redis settings, a claim with the operator-made claim's settings, or KubeRay's own
+// env, volume or mount are set; KubeRay's texts. Before, rocksdb was refused whatever the gate.
+TEST(ValidateTest, TheEmbeddedGcsStoreFollowsItsGateAndKubeRaysRules) {
+  const std::string p = kInvalid;
+  FeatureGates on;
+  on.gcsFaultToleranceEmbeddedStorage = true;
+  auto with = [&](const FeatureGates& gates, auto edit) {
+    json doc = validRayJob();
+    json& c = doc["spec"]["rayClusterSpec"];
+    c["gcsFaultToleranceOptions"] = {{"backend", "rocksdb"}};
+    edit(c["gcsFaultToleranceOptions"], c["headGroupSpec"]["template"]["spec"]);
+    auto e = validateRayJob(parseRayJob(doc), gates);
+    return e ? e->message : std::string();
+  };
+  auto nothing = [](json&, json&) {};
+  EXPECT_EQ(with(FeatureGates{}, nothing),
+            p + "the embedded RocksDB GCS fault tolerance backend (GcsFaultToleranceOptions.Backend: "
+                "'rocksdb') requires the GCSFaultToleranceEmbeddedStorage feature gate to be enabled");
+  EXPECT_EQ(with(on, nothing), "");
+  EXPECT_EQ(with(on, [](json& o, json&) { o["storage"] = {{"size", "5Gi"}, {"subPath", "gcs"}}; }), "");
+  EXPECT_EQ(with(on, [](json& o, json&) { o["redisAddress"] = "redis:6379"; }),
+            p + "cannot set GcsFaultToleranceOptions.RedisAddress when backend is 'rocksdb'");
+  EXPECT_EQ(with(on, [](json& o, json&) { o["redisPassword"] = {{"value", "x"}}; }),
+            p + "cannot set GcsFaultToleranceOptions.RedisPassword when backend is 'rocksdb'");
+  EXPECT_EQ(with(on, [](json& o, json&) { o["externalStorageNamespace"] = "ns"; }),
+            p + "cannot set GcsFaultToleranceOptions.ExternalStorageNamespace when backend is 'rocksdb'");
+  EXPECT_EQ(with(on, [](json& o, json&) { o["storage"] = {{"claimName", "mine"}, {"size", "1Gi"}}; }),
+            p + "GcsFaultToleranceOptions.Storage.ClaimName is mutually exclusive with size, "
+                "storageClassName, and accessModes");
+  EXPECT_EQ(with(on, [](json&, json& pod) {
+              pod["containers"][0]["env"] = {{{"name", "RAY_gcs_storage_path"}, {"value", "/x"}}};
+            }),
+            p + "cannot set `RAY_gcs_storage` or `RAY_gcs_storage_path` env var in head Pod when the "
+                "embedded GCS FT backend is used - these are managed by KubeRay");
+  EXPECT_EQ(with(on, [](json&, json& pod) {
+              pod["containers"][0]["volumeMounts"] = {{{"name", "data"}, {"mountPath", "/data/gcs"}}};
+            }),
+            p + "cannot set a volume mount named \"gcs-storage\" or mounted at /data/gcs in the head "
+                "container when the embedded GCS FT backend is used - it is managed by KubeRay");
+  EXPECT_EQ(with(on, [](json&, json& pod) { pod["volumes"] = {{{"name", "gcs-storage"}}}; }),
+            p + "cannot set a volume named \"gcs-storage\" in the head Pod when the embedded GCS FT "
+                "backend is used - it is managed by KubeRay");
+  EXPECT_EQ(with(on, [](json& o, json&) {
+              o["backend"] = "redis";
+              o["storage"] = {{"size", "1Gi"}};
+            }),
+            p + "cannot set GcsFaultToleranceOptions.Storage when backend is 'redis' - it only "
+                "applies to the 'rocksdb' backend");
+}
+
 // validateRayGroupLabels: a group's Ray labels follow Kubernetes label syntax, with
 // apimachinery's messages. Before, any key and value passed.
 TEST(ValidateTest, GroupLabelsFollowKubernetesLabelSyntax) {
@@ -383,6 +434,9 @@ TEST(FeatureGatesTest, ParsedAsGosFeatureGateFlag) {
   EXPECT_TRUE(parseFeatureGates("SidecarSubmitterRestart=true").gates.sidecarSubmitterRestart);
   EXPECT_FALSE(parseFeatureGates("SidecarSubmitterRestart=false").gates.sidecarSubmitterRestart);
   EXPECT_FALSE(parseFeatureGates("").gates.sidecarSubmitterRestart) << "alpha: off by default";
+  EXPECT_TRUE(parseFeatureGates("GCSFaultToleranceEmbeddedStorage=true").gates.gcsFaultToleranceEmbeddedStorage);
+  EXPECT_TRUE(parseFeatureGates("GCSFaultToleranceEmbeddedStorage=true").withoutEffect.empty());
+  EXPECT_FALSE(parseFeatureGates("").gates.gcsFaultToleranceEmbeddedStorage) << "alpha: off by default";
   EXPECT_TRUE(parseFeatureGates("").error.empty());
 }
 
