@@ -54,7 +54,19 @@ controller::RedisCleanupJob RayClusterReconciler::cleanupJobOf(const std::string
                                                                const std::string& cluster,
                                                                const std::string& uid) {
   kube::Snapshot job = kube_.getSnapshot("Job", ns, controller::redisCleanupJobName(cluster));
-  if (!job) return {};
+  if (!job) {
+    // Only when a Job would be made: is the namespace going (no create would be allowed)?
+    controller::RedisCleanupJob none;
+    try {
+      kube::Snapshot space = kube_.getSnapshot("Namespace", "", ns);
+      none.namespaceTerminating =
+          space && (controller::stringAt(controller::objectAt(*space, "status"), "phase") == "Terminating" ||
+                    controller::objectAt(*space, "metadata").contains("deletionTimestamp"));
+    } catch (const std::exception& e) {  // no RBAC for it (an older chart): KubeRay's deadline still applies
+      spdlog::debug("RayCluster {}/{}: namespace unreadable: {}", ns, cluster, e.what());
+    }
+    return none;
+  }
   bool ours = false;
   for (const auto& ref : controller::arrayAt(controller::objectAt(*job, "metadata"), "ownerReferences"))
     ours = ours || controller::stringAt(ref, "uid") == uid;

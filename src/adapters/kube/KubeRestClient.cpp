@@ -36,6 +36,7 @@ const std::map<std::string, Resource>& resources() {
       {"Role", {"/apis/rbac.authorization.k8s.io/v1", "roles"}},
       {"RoleBinding", {"/apis/rbac.authorization.k8s.io/v1", "rolebindings"}},
       {"PersistentVolumeClaim", {"/api/v1", "persistentvolumeclaims"}},
+      {"Namespace", {"/api/v1", "namespaces"}},
   };
   return table;
 }

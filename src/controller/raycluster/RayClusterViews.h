@@ -123,6 +123,9 @@ struct RedisCleanupJob {
   bool exists = false;
   bool complete = false;  // condition Complete=True
   bool failed = false;    // condition Failed=True
+  // The cluster's namespace is being deleted: the API server refuses every new object in it, so
+  // no cleanup Job can ever be created (read only while there is no Job).
+  bool namespaceTerminating = false;
 };
 
 struct ClusterObserved {

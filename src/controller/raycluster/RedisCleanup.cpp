@@ -55,6 +55,18 @@ void planDeletion(const ClusterObserved& o, ClusterPlan& plan) {
   if (job.failed)
     return removeFinalizer(plan, "the Redis cleanup Job failed: empty the storage namespace by hand "
                                  "(https://docs.ray.io/en/master/cluster/kubernetes/user-guides/kuberay-gcs-ft.html)");
+  if (!job.exists && job.namespaceTerminating) {
+    // KubeRay retries the create until its deadline; the namespace's deletion waits 5 minutes
+    // on a Job that cannot be made.
+    plan.warnings.push_back(
+        {"RedisCleanupSkipped",
+         "Namespace " + c.ns + " is being deleted, so no Redis cleanup Job can be created in it; "
+         "removed the GCS FT finalizer; Redis storage namespace \"" + c.storageNamespaceAnnotation +
+             "\" may need manual cleanup",
+         "Cleanup"});
+    return removeFinalizer(plan, "being deleted with its namespace: no Redis cleanup Job can be "
+                                 "created there; finalizer removed");
+  }
   plan.retryAfterMs = kRedisCleanupPollMs;
   if (job.exists) {
     plan.why = "being deleted: waiting for Redis cleanup Job " + redisCleanupJobName(c.name);

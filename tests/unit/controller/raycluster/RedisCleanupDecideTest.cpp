@@ -110,5 +110,21 @@ TEST(RedisCleanupDecideTest, AFinalizerThatNoLongerAppliesIsRemovedOnDeletion) {
   EXPECT_TRUE(plan.creates.empty());
 }
 
+// A namespace being deleted refuses every new object, the cleanup Job too: the finalizer goes at
+// once with a Warning instead of holding the namespace's deletion for KubeRay's 5 minutes.
+TEST(RedisCleanupDecideTest, AClusterDeletedWithItsNamespaceDropsTheFinalizerAtOnce) {
+  ClusterObserved o = observed(cleanupCluster(true, true, {{"ray.io/external-storage-namespace", "s1"}}));
+  o.redisCleanupJob.namespaceTerminating = true;
+  ClusterPlan plan = decideRayCluster(o);
+  EXPECT_EQ(plan.finalizer, FinalizerChange::Remove);
+  EXPECT_TRUE(plan.creates.empty());
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].reason, "RedisCleanupSkipped");
+  EXPECT_NE(plan.warnings[0].message.find("Redis storage namespace \"s1\" may need manual cleanup"),
+            std::string::npos);
+  o.redisCleanupJob = {true, false, false, true};
+  EXPECT_EQ(decideRayCluster(o).finalizer, FinalizerChange::None) << "a Job made before waits on";
+}
+
 }  // namespace
 }  // namespace rayjournal::controller
