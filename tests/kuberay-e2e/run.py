@@ -151,13 +151,19 @@ def run_suite(package, regex, args, stage, work):
           f"on {'the real node' if args.node else 'the kubelet stand-in'} "
           f"(-run {regex}; KUBERAY_TEST_TIMEOUT_SHORT={args.timeout_short}); "
           f"work dir {work}", file=sys.stderr, flush=True)
-    binary = os.path.join(CACHE, "kuberay-e2e", f"{package}-{KUBERAY_VERSION}.test")
+    binary = test_binary(package, args)
     test = subprocess.run([binary, "-test.v", "-test.run", regex, "-test.timeout", args.timeout,
                            "-test.parallel", str(args.parallel)],
                           env=env, cwd=work, capture_output=True, text=True)
     with open(os.path.join(work, f"go-test-{package}.log"), "w") as f:
         f.write(test.stdout + test.stderr)
     return test
+
+
+def test_binary(package, args):
+    """build.sh's binary of the package, or the one --test-binary names for it."""
+    given = dict(b.split("=", 1) for b in args.test_binary)
+    return given.get(package) or os.path.join(CACHE, "kuberay-e2e", f"{package}-{KUBERAY_VERSION}.test")
 
 
 def main():
@@ -171,6 +177,9 @@ def main():
     p.add_argument("--also", action="append", default=[], metavar="PACKAGE=REGEX",
                    help="then run this package's cases matching REGEX on the same stage "
                         "(repeatable; rows are named 'package: case')")
+    p.add_argument("--test-binary", action="append", default=[], metavar="PACKAGE=PATH",
+                   help="run this binary for the package instead of build.sh's (one compiled "
+                        "unchanged from a KubeRay source tree the module proxy does not serve)")
     p.add_argument("--parallel", type=int, default=2, help="go test -parallel")
     p.add_argument("--timeout", default="90m")
     p.add_argument("--timeout-short", default="2m",
@@ -199,7 +208,7 @@ def main():
             p.error(f"unknown package {package!r} (known: {', '.join(PACKAGES)})")
         if package != "e2erayjob" and not args.node:
             p.error(f"package {package} needs --node (the stand-in has no pods/exec)")
-        binary = os.path.join(CACHE, "kuberay-e2e", f"{package}-{KUBERAY_VERSION}.test")
+        binary = test_binary(package, args)
         if not os.path.exists(binary):
             sys.exit(f"run.py: {binary} is missing: run tests/kuberay-e2e/build.sh")
     work = tempfile.mkdtemp(prefix="rjkr-")

@@ -113,6 +113,25 @@ std::string groupProblem(const std::string& group, const json& spec) {
   return labelSyntaxProblem(group, objectAt(spec, "labels"));
 }
 
+// KubeRay's validateWorkerGroupPriority: Ray's worker-group priority needs Ray 2.56 and
+// autoscaler v2.
+std::string priorityProblem(const std::string& name, const json& g, const json& cluster) {
+  const json& priority = memberAt(g, "priority");
+  if (!priority.is_number_integer() || priority.get<int64_t>() == 0) return "";
+  const std::string prefix = "worker group " + name + ": priority is set";
+  const std::string& version = stringAt(cluster, "rayVersion");
+  if (version.empty())
+    return prefix + ", but RayVersion was not specified. Ray version 2.56.0 or later is required";
+  if (!model::parseVersion(version))
+    return prefix + ", but RayVersion format is invalid: " + version + ", could not parse \"" +
+           version + "\" as version";
+  if (!model::versionAtLeast(version, 2, 56, 0))
+    return prefix + ", but minimum Ray version is 2.56.0, got " + version;
+  if (autoscalerV2(cluster) || autoscalerV2Env(cluster)) return "";
+  return prefix + " to " + std::to_string(priority.get<int64_t>()) +
+         ", but autoscaler v2 is not enabled. Priority is only supported with autoscaler v2 enabled";
+}
+
 std::string workerProblem(const json& g, const json& cluster) {
   const std::string name = stringAt(g, "groupName");
   if (arrayAt(podSpec(g), "containers").empty())
@@ -124,6 +143,7 @@ std::string workerProblem(const json& g, const json& cluster) {
     return "worker group " + name + " has minReplicas " + std::to_string(min) +
            " greater than maxReplicas " + std::to_string(max);
   if (std::string p = groupProblem(name, g); !p.empty()) return p;
+  if (std::string p = priorityProblem(name, g, cluster); !p.empty()) return p;
   const json& idle = memberAt(g, "idleTimeoutSeconds");
   if (idle.is_number_integer()) {
     if (idle.get<int64_t>() < 0)

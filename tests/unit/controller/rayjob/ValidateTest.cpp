@@ -352,6 +352,37 @@ TEST(ValidateTest, TheEmbeddedGcsStoreFollowsItsGateAndKubeRaysRules) {
                 "applies to the 'rocksdb' backend");
 }
 
+// validateWorkerGroupPriority: a worker group's priority needs Ray 2.56 and autoscaler v2 (before,
+// any priority passed, and Ray older than 2.56 ignored it).
+TEST(ValidateTest, AWorkerGroupPriorityNeedsRay256AndAutoscalerV2) {
+  const std::string p = kInvalid;
+  auto with = [](const char* version, bool v2, int priority) {
+    json doc = validRayJob();
+    json& c = doc["spec"]["rayClusterSpec"];
+    if (version) c["rayVersion"] = version;
+    if (v2) {
+      c["enableInTreeAutoscaling"] = true;
+      c["autoscalerOptions"] = {{"version", "v2"}};
+    }
+    c["workerGroupSpecs"] = json::array({c["headGroupSpec"]});
+    c["workerGroupSpecs"][0]["groupName"] = "g";
+    c["workerGroupSpecs"][0]["priority"] = priority;
+    return invalid(doc);
+  };
+  const std::string group = "g";
+  EXPECT_EQ(with(nullptr, false, 0), "") << "priority 0 is unset";
+  EXPECT_EQ(with(nullptr, true, 5), p + "worker group " + group +
+                                        ": priority is set, but RayVersion was not specified. Ray "
+                                        "version 2.56.0 or later is required");
+  EXPECT_EQ(with("2.55.0", true, 5),
+            p + "worker group " + group + ": priority is set, but minimum Ray version is 2.56.0, got 2.55.0");
+  EXPECT_EQ(with("2.60.0", false, 5),
+            p + "worker group " + group +
+                ": priority is set to 5, but autoscaler v2 is not enabled. Priority is only supported "
+                "with autoscaler v2 enabled");
+  EXPECT_EQ(with("2.60.0", true, 5), "");
+}
+
 // validateRayGroupLabels: a group's Ray labels follow Kubernetes label syntax, with
 // apimachinery's messages. Before, any key and value passed.
 TEST(ValidateTest, GroupLabelsFollowKubernetesLabelSyntax) {
