@@ -33,7 +33,7 @@ const std::vector<FieldRule> kClusterRules{
     {"managedBy", kDone, ""},
     {"networkPolicy", kIgnored, "no NetworkPolicy is created; the Pods accept any traffic the namespace allows"},
     {"rayVersion", kDone, ""},
-    {"suspend", kIgnored, "the cluster keeps its Pods; delete the RayCluster to free them"},
+    {"suspend", kDone, ""},
     {"tlsOptions", kIgnored, "no mTLS certificates are issued; Ray's traffic is not encrypted"},
     {"upgradeStrategy", kIgnored,
      "Pods are not recreated when the template changes; delete them to pick up a new template"},

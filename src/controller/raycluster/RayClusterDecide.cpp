@@ -171,6 +171,45 @@ void planGcsStorageClaim(const ClusterObserved& o, ClusterPlan& plan) {
                              "Update"});
 }
 
+// spec.suspend, as KubeRay's reconcilePods: with the RayClusterStatusConditions gate the status
+// says RayClusterSuspending first, the next pass deletes every Pod, and once none is left the
+// cluster is RayClusterSuspended; no Pod is created meanwhile, nor in the pass that resumes
+// (RayClusterSuspended goes False, the next creates the Pods). Without the gate the Pods go at once.
+// Returns true when the Pods are held; tally gets what the Pods show.
+bool planSuspension(const ClusterObserved& o, ClusterPlan& plan, ClusterTally& tally) {
+  const RayClusterView& cluster = o.cluster;
+  const bool gate = o.statusConditions;
+  const bool drop = cluster.suspendStatus == SuspendStatus::Suspending || (!gate && cluster.suspend);
+  const bool hold = drop || (gate && (cluster.suspendStatus == SuspendStatus::Suspended || cluster.suspend));
+  if (!hold) return false;
+  const std::string head = model::headPodName(cluster.name);
+  for (const auto& pod : o.pods) {
+    if (drop && !pod.deleting) plan.deletePods.push_back(pod.name);
+    if (pod.name == head) {
+      tally.headFound = true;
+      tally.headReady = pod.ready;
+      tally.headIP = pod.ip;
+    } else {
+      tally.ready += pod.ready;
+      tally.available += pod.running;
+    }
+  }
+  for (const auto& group : cluster.groups) tally.desired += group.desired;
+  tally.allReady = tally.headReady && tally.ready >= tally.desired;
+  tally.changesPods = !plan.deletePods.empty();
+  if (drop)
+    plan.why = o.pods.empty() ? "suspended: no Pods left" : "suspended: deleting its Pods";
+  else if (cluster.suspendStatus == SuspendStatus::None)
+    plan.why = "suspend requested: RayClusterSuspending first, then the Pods go";
+  else
+    plan.why = cluster.suspend ? "suspended" : "resuming: RayClusterSuspended goes False before the Pods come";
+  // The next step follows from this pass's own status write, which no watch event brings back
+  // (KubeRay requeues when its status changed).
+  const bool nextStepOnStatus = !drop && (cluster.suspendStatus == SuspendStatus::None || !cluster.suspend);
+  if (nextStepOnStatus) plan.retryAfterMs = 0;
+  return true;
+}
+
 // KubeRay's validation of a RayCluster: an invalid one gets a Warning and nothing else.
 bool refuseInvalid(const RayClusterView& cluster, ClusterPlan& plan) {
   if (cluster.invalid.empty() || cluster.deleting) return false;
@@ -232,6 +271,10 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   if (cluster.autoscaling && !planAutoscalerRbac(o, plan)) return plan;
   if (!o.headServiceExists()) plan.creates.push_back({"Service", headServiceFor(cluster)});
   planGcsStorageClaim(o, plan);
+  if (ClusterTally held; planSuspension(o, plan, held)) {
+    plan.status = clusterStatusFor(o, held);
+    return plan;
+  }
   const std::string headName = model::headPodName(cluster.name);
   // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
   auto head = pods.find(headName);

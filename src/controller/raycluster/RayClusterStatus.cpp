@@ -136,23 +136,55 @@ json condition(const std::string& type, bool ok, const std::string& reason,
           {"lastTransitionTime", toRfc3339(nowMs)}};
 }
 
+// The suspension's conditions as KubeRay's calculateStatus moves them: requested -> Suspending;
+// Suspending with no Pod left -> Suspended (and Provisioned False, to be reached again);
+// Suspended and no longer asked for -> not suspended. Unset counts as false here (KubeRay keeps
+// a cluster whose suspend field was removed suspended for good).
+struct SuspendConditions {
+  bool suspending = false;
+  bool suspended = false;
+  bool unprovision = false;  // Provisioned goes False: "RayCluster has been suspended"
+  bool keepProvisioned = false;  // while suspended, Provisioned is not recomputed
+};
+
+SuspendConditions suspendConditions(const ClusterObserved& o) {
+  SuspendConditions s;
+  switch (o.cluster.suspendStatus) {
+    case SuspendStatus::Suspending:
+      s.suspending = !o.pods.empty();
+      s.suspended = s.unprovision = o.pods.empty();
+      break;
+    case SuspendStatus::Suspended:
+      s.suspended = o.cluster.suspend;
+      s.keepProvisioned = true;
+      break;
+    case SuspendStatus::None:
+      s.suspending = o.cluster.suspend;
+      break;
+  }
+  return s;
+}
+
 void writeConditions(json& status, const ClusterObserved& o, const ClusterTally& t,
                      const json& old) {
   if (!o.statusConditions) return;  // KubeRay with the gate off leaves conditions alone
   std::string headReason = t.headReady ? "HeadPodRunningAndReady"
                            : t.headFound ? "HeadPodNotReady"
                                          : "HeadPodNotFound";
-  bool provisioned = t.allReady || o.cluster.provisioned;
+  const SuspendConditions s = suspendConditions(o);
+  bool provisioned = s.keepProvisioned ? o.cluster.provisioned : t.allReady || o.cluster.provisioned;
+  if (s.unprovision) provisioned = false;
   status["conditions"] = json::array(
       {condition("HeadPodReady", t.headReady, headReason,
                  t.headFound ? "" : "Head Pod not found", old, o.nowMs),
        condition("RayClusterProvisioned", provisioned,
                  provisioned ? "AllPodRunningAndReadyFirstTime" : "RayClusterPodsProvisioning",
-                 provisioned ? "All Ray Pods are ready for the first time"
-                             : "RayCluster Pods are being provisioned for first time",
+                 provisioned       ? "All Ray Pods are ready for the first time"
+                 : s.unprovision ? "RayCluster has been suspended"
+                                   : "RayCluster Pods are being provisioned for first time",
                  old, o.nowMs),
-       condition("RayClusterSuspended", false, "RayClusterSuspended", "", old, o.nowMs),
-       condition("RayClusterSuspending", false, "RayClusterSuspending", "", old, o.nowMs)});
+       condition("RayClusterSuspended", s.suspended, "RayClusterSuspended", "", old, o.nowMs),
+       condition("RayClusterSuspending", s.suspending, "RayClusterSuspending", "", old, o.nowMs)});
   const ReplicaFailure& failure = o.replicaFailure;
   if (t.changesPods && !failure.reason.empty())
     status["conditions"].push_back(condition("ReplicaFailure", true, failure.reason,
@@ -179,8 +211,10 @@ model::ApiObject clusterStatusFor(const ClusterObserved& o, const ClusterTally& 
   } else {
     status.erase("state");  // not sticky (W15): a head that stops being ready is not ready
   }
-  if (stringAt(status, "state") != stringAt(previous, "state") && t.allReady)
-    status["stateTransitionTimes"]["ready"] = toRfc3339(o.nowMs);
+  if (o.cluster.suspend && o.pods.empty()) status["state"] = "suspended";
+  const std::string& state = stringAt(status, "state");
+  if (!state.empty() && state != stringAt(previous, "state"))
+    status["stateTransitionTimes"][state] = toRfc3339(o.nowMs);
   const json& generation = memberAt(objectAt(doc, "metadata"), "generation");
   status["observedGeneration"] = generation.is_number_integer() ? generation.get<int64_t>() : 0;
   json comparable = previous;

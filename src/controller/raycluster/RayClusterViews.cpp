@@ -122,6 +122,11 @@ ClusterObserved clusterObserved(std::shared_ptr<const json> cluster, std::vector
       stringAt(objectAt(meta, "annotations"), "ray.io/disable-provisioned-head-restart") == "true";
   v.provisioned = conditionTrue(objectAt(*cluster, "status"), "RayClusterProvisioned");
   v.autoscaling = memberAt(spec, "enableInTreeAutoscaling") == true;
+  v.suspend = memberAt(spec, "suspend") == true;
+  const json& status = objectAt(*cluster, "status");
+  v.suspendStatus = conditionTrue(status, "RayClusterSuspending")  ? SuspendStatus::Suspending
+                    : conditionTrue(status, "RayClusterSuspended") ? SuspendStatus::Suspended
+                                                                   : SuspendStatus::None;
   v.generation = integerAt(meta, "generation", 0);
   v.observedGeneration = integerAt(objectAt(*cluster, "status"), "observedGeneration", 0);
   if (v.autoscaling) {

@@ -15,6 +15,9 @@
 
 namespace rayjournal::controller {
 
+// KubeRay's FindRayClusterSuspendStatus.
+enum class SuspendStatus { None, Suspending, Suspended };
+
 struct PodView {
   std::string name;
   std::string ip;  // status.podIP
@@ -56,6 +59,10 @@ struct RayClusterView {
   bool noHeadRestart = false;  // annotation ray.io/disable-provisioned-head-restart=true
   bool provisioned = false;    // RayClusterProvisioned=True in the current status
   bool autoscaling = false;    // spec.enableInTreeAutoscaling: the Ray autoscaler sizes the groups
+  // spec.suspend (Kueue's way to hold a cluster until admitted), and where the suspension stands
+  // in the status: the RayClusterSuspending or RayClusterSuspended condition that is True.
+  bool suspend = false;
+  SuspendStatus suspendStatus = SuspendStatus::None;
   std::string autoscalerVersion;  // autoscalerOptions.version: "v1", "v2" or "" (Ray chooses)
   int64_t generation = 0;          // metadata.generation: bumped by every spec write
   int64_t observedGeneration = 0;  // status.observedGeneration: of the last status written
