@@ -1,12 +1,50 @@
 #include "operator/OperatorMetrics.h"
 
+#include <string_view>
+
 #include "adapters/TimeFormat.h"
 
 namespace rayjournal::operator_ {
 
 using Type = Metrics::Type;
 
-std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
+namespace {
+
+// controller-runtime's reconcile-time buckets (pkg/internal/controller/metrics).
+const std::vector<double> kReconcileBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35,
+                                            0.4,   0.45, 0.5,   0.6,  0.7, 0.8,  0.9, 1.0,  1.25, 1.5,
+                                            1.75,  2.0,  2.5,   3.0,  3.5, 4.0,  4.5, 5,    6,    7,
+                                            8,     9,    10,    15,   20,  25,   30,  40,   50,   60};
+
+// The families KubeRay's operator exports and its Grafana dashboard reads (KubeRay's own
+// kuberay_cluster_*, and controller-runtime's), same names, types and labels.
+void describeKubeRayFamilies(Metrics& m) {
+  m.describe("controller_runtime_reconcile_total", Type::Counter,
+             "Total number of reconciliations per controller");
+  m.describe("controller_runtime_reconcile_errors_total", Type::Counter,
+             "Total number of reconciliation errors per controller");
+  m.describe("controller_runtime_reconcile_time_seconds", Type::Histogram,
+             "Length of time per reconciliation per controller", kReconcileBuckets);
+  m.describe("workqueue_depth", Type::Gauge, "Current depth of workqueue");
+  m.describe("kuberay_cluster_info", Type::Gauge, "Metadata information about RayCluster custom resources");
+  m.describe("kuberay_cluster_condition_provisioned", Type::Gauge,
+             "Indicates whether the RayCluster is provisioned");
+  m.describe("kuberay_cluster_provisioned_duration_seconds", Type::Gauge,
+             "The time, in seconds, when a RayCluster's `RayClusterProvisioned` status transitions "
+             "from false (or unset) to true");
+}
+
+// controller-runtime's result label: error, requeue_after, requeue (an immediate retry), success.
+const char* reconcileResult(const runtime::Result& r) {
+  if (r.error) return "error";
+  if (r.requeueAfterMs && *r.requeueAfterMs > 0) return "requeue_after";
+  if (r.requeueAfterMs) return "requeue";
+  return "success";
+}
+
+}  // namespace
+
+StackReconcileHook describeOperatorMetrics(Metrics& m) {
   m.describe("rayjournal_reconciles_total", Type::Counter, "RayJob reconciles by result.");
   m.describe("rayjournal_reconcile_duration_seconds", Type::Histogram,
              "Time of one RayJob reconcile (decide, journal, execute).",
@@ -51,9 +89,15 @@ std::function<void(double, bool)> describeOperatorMetrics(Metrics& m) {
   m.describe("kuberay_job_execution_duration_seconds", Type::Gauge,
              "startTime to endTime of a finished RayJob; retry_count = failed before the last "
              "transition (KubeRay's metric, rebuilt from status).");
-  return [&m](double seconds, bool error) {
-    m.inc("rayjournal_reconciles_total", {{"result", error ? "error" : "ok"}});
-    m.observe("rayjournal_reconcile_duration_seconds", {}, seconds);
+  describeKubeRayFamilies(m);
+  return [&m](const char* controller, double seconds, const runtime::Result& result) {
+    if (std::string_view(controller) == "rayjob") {
+      m.inc("rayjournal_reconciles_total", {{"result", result.error ? "error" : "ok"}});
+      m.observe("rayjournal_reconcile_duration_seconds", {}, seconds);
+    }
+    m.inc("controller_runtime_reconcile_total", {{"controller", controller}, {"result", reconcileResult(result)}});
+    if (result.error) m.inc("controller_runtime_reconcile_errors_total", {{"controller", controller}});
+    m.observe("controller_runtime_reconcile_time_seconds", {{"controller", controller}}, seconds);
   };
 }
 
@@ -97,10 +141,32 @@ void collectJobMetrics(Metrics& m, const std::map<std::string, runtime::JobSumma
     m.set("rayjournal_rayjobs", {{"deployment_status", status}}, n);
 }
 
+void collectClusterMetrics(Metrics& m, const std::vector<runtime::Stack::ClusterSummary>& clusters) {
+  for (const char* f : {"kuberay_cluster_info", "kuberay_cluster_condition_provisioned",
+                        "kuberay_cluster_provisioned_duration_seconds"})
+    m.clear(f);
+  for (const auto& c : clusters) {
+    Labels id{{"name", c.name}, {"namespace", c.ns}, {"uid", c.uid}};
+    Labels info = id;
+    info["owner_kind"] = c.ownerKind;
+    m.set("kuberay_cluster_info", info, 1);
+    Labels provisioned = id;
+    provisioned["condition"] = c.provisioned ? "true" : "false";
+    m.set("kuberay_cluster_condition_provisioned", provisioned, 1);
+    // Rebuilt from the status (KubeRay keeps it in memory and loses it on restart).
+    if (c.provisionedSeconds) m.set("kuberay_cluster_provisioned_duration_seconds", id, *c.provisionedSeconds);
+  }
+}
+
 void addOperatorCollectors(Metrics& m, MetricsSources src) {
   m.addCollector([src](Metrics& m) {
     if (src.stack) {
       m.set("rayjournal_workqueue_depth", {}, double(src.stack->queueDepth()));
+      m.set("workqueue_depth", {{"name", "rayjob"}, {"controller", "rayjob"}},
+            double(src.stack->rayJobQueueDepth()));
+      m.set("workqueue_depth", {{"name", "raycluster"}, {"controller", "raycluster"}},
+            double(src.stack->rayClusterQueueDepth()));
+      collectClusterMetrics(m, src.stack->clusterSummaries());
       m.set("rayjournal_in_doubt_intents", {}, double(src.stack->projection().inDoubt().size()));
       const projection::JobProjection& projection = src.stack->projection();
       collectJobMetrics(m, src.stack->jobSummaries(), [&projection](const std::string& key) {

@@ -22,7 +22,8 @@ struct MetricsSources {
 };
 
 // Describes every family; the onReconcile hook it returns goes into StackOptions.
-std::function<void(double, bool)> describeOperatorMetrics(Metrics& metrics);
+using StackReconcileHook = std::function<void(const char*, double, const runtime::Result&)>;
+StackReconcileHook describeOperatorMetrics(Metrics& metrics);
 void addOperatorCollectors(Metrics& metrics, MetricsSources sources);
 // A RayJob's attempts that ended Retrying: {failed count before, duration ms} (the journal's).
 using RetriedAttempts = std::function<std::vector<std::pair<int, int64_t>>(const std::string&)>;
@@ -30,5 +31,7 @@ using RetriedAttempts = std::function<std::vector<std::pair<int, int64_t>>(const
 // and the Retrying series of kuberay_job_execution_duration_seconds from retried.
 void collectJobMetrics(Metrics& metrics, const std::map<std::string, runtime::JobSummary>& jobs,
                        const RetriedAttempts& retried = {});
+// KubeRay's kuberay_cluster_* families from the RayClusters the cache holds.
+void collectClusterMetrics(Metrics& metrics, const std::vector<runtime::Stack::ClusterSummary>& clusters);
 
 }  // namespace rayjournal::operator_

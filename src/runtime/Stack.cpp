@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "adapters/TimeFormat.h"
 #include "controller/raycluster/CachedPod.h"
 #include "controller/JsonAccess.h"
 #include "runtime/Handlers.h"
@@ -43,7 +44,10 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
       clusters_(clusterReconciler_, clock,
                 {"RayCluster", options_.clusterWorkers, options_.maxBatch,
                  [this](const std::string& key) { return mayReconcileCluster(key); },
-                 [this](const std::string&, const Result&, double) { maybeCheckpoint(); }}) {
+                 [this](const std::string&, const Result& result, double seconds) {
+                   if (options_.onReconcile) options_.onReconcile("raycluster", seconds, result);
+                   maybeCheckpoint();
+                 }}) {
   executor_.postNormalEvents(options_.normalEvents);
   rayJobReconciler_.useFieldWarnings(&fieldWarnings_);
   clusterReconciler_.useFieldWarnings(&fieldWarnings_);
@@ -165,7 +169,7 @@ bool Stack::mayReconcileCluster(const std::string& key) {
 }
 
 void Stack::onRayJobResult(const std::string& key, const Result& result, double seconds) {
-  if (options_.onReconcile) options_.onReconcile(seconds, result.error);
+  if (options_.onReconcile) options_.onReconcile("rayjob", seconds, result);
   if (options_.recordLatencies) {
     std::lock_guard lock(latencyMu_);
     latenciesUs_.push_back(uint32_t(seconds * 1e6));
@@ -250,6 +254,28 @@ std::vector<uint32_t> Stack::latenciesUs() const {
 
 size_t Stack::queueDepth() const {
   return rayJobs_.queue().depth() + clusters_.queue().depth();
+}
+
+size_t Stack::rayJobQueueDepth() const { return rayJobs_.queue().depth(); }
+size_t Stack::rayClusterQueueDepth() const { return clusters_.queue().depth(); }
+
+std::vector<Stack::ClusterSummary> Stack::clusterSummaries() {
+  std::vector<ClusterSummary> out;
+  for (const auto& cluster : cache_.list("RayCluster", "")) {
+    const auto& meta = cluster["metadata"];
+    ClusterSummary s{meta.value("namespace", ""), meta.value("name", ""), meta.value("uid", ""),
+                     "None", false, std::nullopt};
+    if (meta.contains("labels")) s.ownerKind = meta["labels"].value("ray.io/originated-from-crd", "None");
+    for (const auto& c : cluster.value("status", nlohmann::json::object()).value("conditions", nlohmann::json::array())) {
+      if (c.value("type", "") != "RayClusterProvisioned" || c.value("status", "") != "True") continue;
+      s.provisioned = true;
+      auto created = parseRfc3339(meta.value("creationTimestamp", ""));
+      auto reached = parseRfc3339(c.value("lastTransitionTime", ""));
+      if (created && reached) s.provisionedSeconds = double(*reached - *created) / 1000.0;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 std::string Stack::busyReason() const {

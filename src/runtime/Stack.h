@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "adapters/kube/InformerCache.h"
@@ -36,8 +37,9 @@ struct StackOptions {
   std::chrono::milliseconds cacheSyncTimeout{120000};
   controller::DecideConfig decide;
   bool recordLatencies = false;  // keep every RayJob reconcile's duration (benchmarks)
-  // Called after every RayJob reconcile (metrics); must be cheap and thread-safe.
-  std::function<void(double seconds, bool error)> onReconcile;
+  // Called after every reconcile of either controller ("rayjob", "raycluster": controller-runtime's
+  // names for KubeRay's) for metrics; must be cheap and thread-safe.
+  std::function<void(const char* controller, double seconds, const Result& result)> onReconcile;
   // Which RayJobs ("ns/name") this process owns (sharding); empty: all. A RayCluster belongs to
   // the RayJob that controls it.
   std::function<bool(const std::string& key)> owns;
@@ -76,6 +78,17 @@ class Stack {
   // Every known RayJob is at rest and nothing is queued, in progress or scheduled.
   bool idle() const;
   size_t queueDepth() const;
+  size_t rayJobQueueDepth() const;
+  size_t rayClusterQueueDepth() const;
+  // What KubeRay's kuberay_cluster_* families show of each RayCluster in the cache.
+  struct ClusterSummary {
+    std::string ns, name, uid;
+    std::string ownerKind;  // label ray.io/originated-from-crd, "None" without it
+    bool provisioned = false;
+    // creationTimestamp to the RayClusterProvisioned=True transition, when provisioned
+    std::optional<double> provisionedSeconds;
+  };
+  std::vector<ClusterSummary> clusterSummaries();
   // Why idle() is false, in one line for a log ("RayJobs not at rest: a, b; RayCluster queue 2").
   std::string busyReason() const;
   projection::JobProjection& projection() { return projection_; }

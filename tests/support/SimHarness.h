@@ -54,6 +54,7 @@ class SimHarness {
     so.decide = config;
     so.manageRayClusters = manageRayClusters;
     so.onJournaled = [this](const wal::Record& r) { checker.journaled(r); };
+    so.onReconcile = onReconcile;
     stack = std::make_unique<runtime::Stack>(*journal, port, rayPort, clock, so);
     executor = &stack->executor();
     projection = &stack->projection();
@@ -126,6 +127,7 @@ class SimHarness {
   EffectChecker checker{storage};
   controller::DecideConfig config;
   bool manageRayClusters = true;
+  std::function<void(const char*, double, const runtime::Result&)> onReconcile;  // metrics
   std::unique_ptr<wal::Journal> journal;
   std::unique_ptr<runtime::Stack> stack;
   controller::Executor* executor = nullptr;

@@ -86,5 +86,29 @@ TEST(MetricsTest, ExecutionDurationHasARetryingSeriesPerRetriedAttempt) {
             std::string::npos);
 }
 
+// The families KubeRay's Grafana dashboard reads beside kuberay_job_*: kuberay_cluster_* from the
+// RayClusters (owner kind, provisioned, creation-to-provisioned seconds from the status, so a
+// restart keeps them), and controller-runtime's reconcile counters, reconcile-time histogram and
+// workqueue depth per controller. Before, the dashboard's RayCluster and controller panels were
+// empty.
+TEST(MetricsTest, KubeRaysClusterAndControllerFamiliesAreExported) {
+  testing::SimHarness h;
+  Metrics m;
+  h.onReconcile = describeOperatorMetrics(m);
+  h.restart();
+  h.apply(testing::sampleRayJob("dash", "HTTPMode", "SUCCEEDED", "1s"));
+  ASSERT_TRUE(h.runUntil([&] { return h.deploymentStatus("dash") == "Running"; }));
+  collectClusterMetrics(m, h.stack->clusterSummaries());
+  std::string text = m.render();
+  EXPECT_NE(text.find("kuberay_cluster_info{name=\"dash-"), std::string::npos) << text;
+  EXPECT_NE(text.find("owner_kind=\"RayJob\""), std::string::npos);
+  EXPECT_NE(text.find("kuberay_cluster_condition_provisioned{condition=\"true\",name=\"dash-"), std::string::npos);
+  EXPECT_NE(text.find("kuberay_cluster_provisioned_duration_seconds{name=\"dash-"), std::string::npos);
+  EXPECT_NE(text.find("controller_runtime_reconcile_total{controller=\"rayjob\",result="), std::string::npos);
+  EXPECT_NE(text.find("controller_runtime_reconcile_total{controller=\"raycluster\",result="), std::string::npos);
+  EXPECT_NE(text.find("controller_runtime_reconcile_time_seconds_bucket{controller=\"raycluster\",le=\"0.005\"}"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace rayjournal::operator_
