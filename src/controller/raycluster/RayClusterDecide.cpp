@@ -231,6 +231,23 @@ std::string namedDeletes(const RayClusterView& cluster, const std::vector<std::s
   return named;
 }
 
+// The decision's one-line reason once the Pods are planned.
+std::string explainPods(const RayClusterView& cluster, const ClusterTally& tally,
+                        const std::vector<std::string>& deletes) {
+  const std::string workers = std::to_string(tally.ready) + "/" + std::to_string(tally.desired);
+  std::string why;
+  if (tally.allReady && tally.ready < tally.desired)
+    why = "ready; the autoscaler asked for " + std::to_string(tally.desired) + " workers, " +
+          workers + " ready";
+  else if (tally.allReady)
+    why = "all " + std::to_string(tally.desired + 1) + " Pods ready";
+  else
+    why = "waiting for Pods: head " + std::string(tally.headReady ? "ready" : "not ready") +
+          ", workers " + workers;
+  const std::string named = namedDeletes(cluster, deletes);
+  return named.empty() ? why : "the autoscaler named" + named + " in workersToDelete; " + why;
+}
+
 }  // namespace
 
 bool specChangedSinceStatus(const RayClusterView& cluster) {
@@ -309,17 +326,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
   const bool createsPods = std::any_of(plan.creates.begin(), plan.creates.end(),
                                        [](const auto& c) { return c.first == "Pod"; });
   if (createsPods && !plan.more && o.replicaFailure.reason.empty()) plan.status = nullptr;
-  const std::string workers = std::to_string(tally.ready) + "/" + std::to_string(tally.desired);
-  if (tally.allReady && tally.ready < tally.desired)
-    plan.why = "ready; the autoscaler asked for " + std::to_string(tally.desired) + " workers, " +
-               workers + " ready";
-  else if (tally.allReady)
-    plan.why = "all " + std::to_string(tally.desired + 1) + " Pods ready";
-  else
-    plan.why = "waiting for Pods: head " + std::string(tally.headReady ? "ready" : "not ready") +
-               ", workers " + workers;
-  const std::string named = namedDeletes(cluster, plan.deletePods);
-  if (!named.empty()) plan.why = "the autoscaler named" + named + " in workersToDelete; " + plan.why;
+  plan.why = explainPods(cluster, tally, plan.deletePods);
   return plan;
 }
 
