@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/Executor.h"
+#include "support/MinimalRayCluster.h"
 #include "support/SimHarness.h"
 
 namespace rayjournal::testing {
@@ -16,15 +17,8 @@ struct ClaimCrash : std::runtime_error {
 };
 
 json embeddedRayCluster(const std::string& name) {
-  json pod = {{"spec", {{"containers", json::array({{{"name", "ray"}, {"image", "rayproject/ray:2.60.0"}}})}}}};
-  return {{"apiVersion", "ray.io/v1"},
-          {"kind", "RayCluster"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec",
-           {{"gcsFaultToleranceOptions", {{"backend", "rocksdb"}, {"storage", {{"size", "2Gi"}}}}},
-            {"headGroupSpec", {{"rayStartParams", json::object()}, {"template", pod}}},
-            {"workerGroupSpecs", json::array({{{"groupName", "small"}, {"replicas", 1},
-                                               {"rayStartParams", json::object()}, {"template", pod}}})}}}};
+  return minimalRayCluster(
+      name, {{"gcsFaultToleranceOptions", {{"backend", "rocksdb"}, {"storage", {{"size", "2Gi"}}}}}});
 }
 
 int claimsCreated(SimHarness& h) {

@@ -5,22 +5,13 @@
 // ignored with a Warning and the cluster kept its Pods.
 #include <gtest/gtest.h>
 
+#include "support/MinimalRayCluster.h"
 #include "support/SimHarness.h"
 
 namespace rayjournal::testing {
 namespace {
 
-json plainRayCluster(const std::string& name) {
-  json pod = {{"spec", {{"containers", json::array({{{"name", "ray"}, {"image", "rayproject/ray:2.60.0"}}})}}}};
-  return {{"apiVersion", "ray.io/v1"},
-          {"kind", "RayCluster"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec",
-           {{"headGroupSpec", {{"rayStartParams", json::object()}, {"template", pod}}},
-            {"workerGroupSpecs", json::array({{{"groupName", "small"}, {"replicas", 2}, {"minReplicas", 0},
-                                               {"maxReplicas", 5}, {"rayStartParams", json::object()},
-                                               {"template", pod}}})}}}};
-}
+json plainRayCluster(const std::string& name) { return minimalRayCluster(name, json::object(), 2); }
 
 std::string conditionOf(const json& cluster, const std::string& type) {
   for (const auto& c : cluster.value("status", json::object()).value("conditions", json::array()))

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/Executor.h"
+#include "support/MinimalRayCluster.h"
 #include "support/SimHarness.h"
 
 namespace rayjournal::testing {
@@ -15,15 +16,8 @@ struct CleanupCrash : std::runtime_error {
 };
 
 json ftRayCluster(const std::string& name) {
-  json pod = {{"spec", {{"containers", json::array({{{"name", "ray"}, {"image", "rayproject/ray:2.60.0"}}})}}}};
-  return {{"apiVersion", "ray.io/v1"},
-          {"kind", "RayCluster"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec",
-           {{"gcsFaultToleranceOptions", {{"redisAddress", "redis:6379"}, {"redisPassword", {{"value", "pw"}}}}},
-            {"headGroupSpec", {{"rayStartParams", json::object()}, {"template", pod}}},
-            {"workerGroupSpecs", json::array({{{"groupName", "small"}, {"replicas", 1},
-                                               {"rayStartParams", json::object()}, {"template", pod}}})}}}};
+  return minimalRayCluster(
+      name, {{"gcsFaultToleranceOptions", {{"redisAddress", "redis:6379"}, {"redisPassword", {{"value", "pw"}}}}}});
 }
 
 bool hasCleanupFinalizer(const json& cluster) {
