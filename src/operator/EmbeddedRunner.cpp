@@ -201,21 +201,6 @@ json summaryOf(const json& doc) {
       {"attempt", s.value("failed", 0) + (s.value("jobDeploymentStatus", "") == "Failed" ? 0 : 1)}};
 }
 
-std::string progressLine(const json& s) {
-  std::ostringstream out;
-  out << std::left;
-  out.width(28);
-  out << (s["namespace"].get<std::string>() + "/" + s["name"].get<std::string>());
-  out.width(12);
-  out << s["jobStatus"].get<std::string>();
-  out.width(18);
-  out << s["jobDeploymentStatus"].get<std::string>();
-  out << "attempt " << s["attempt"].get<int>() << "  " << s["rayClusterName"].get<std::string>();
-  if (!s["reason"].get<std::string>().empty())
-    out << "  (" << s["reason"].get<std::string>() << ")";
-  return out.str();
-}
-
 // Applies every manifest of --apply; throws naming the file on the first bad one.
 void applyManifests(sim::SimKube& kube, const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
@@ -325,6 +310,21 @@ void writeSummary(sim::SimKube& kube, const std::string& path) {
 }
 
 }  // namespace
+
+// One RayJob's progress line: name, Ray's status, deployment status, attempt, cluster, reason;
+// every column ends in at least two spaces, so a long value never runs into the next.
+std::string progressLine(const json& s) {
+  auto column = [](const std::string& text, size_t width) {
+    return text + std::string(text.size() + 2 > width ? 2 : width - text.size(), ' ');
+  };
+  std::string line = column(s["namespace"].get<std::string>() + "/" + s["name"].get<std::string>(), 28) +
+                     column(s["jobStatus"].get<std::string>(), 12) +
+                     column(s["jobDeploymentStatus"].get<std::string>(), 18) + "attempt " +
+                     std::to_string(s["attempt"].get<int>()) + "  " + s["rayClusterName"].get<std::string>();
+  if (!s["reason"].get<std::string>().empty()) line += "  (" + s["reason"].get<std::string>() + ")";
+  return line;
+}
+
 
 int runEmbedded(const EmbeddedOptions& options) {
   std::signal(SIGINT, onEmbeddedStopSignal);

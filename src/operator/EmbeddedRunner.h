@@ -3,6 +3,7 @@
 // with exitWhenIdle), prints progress, and writes the summary JSON. Blocking.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -35,5 +36,9 @@ struct EmbeddedOptions {
 
 // Returns the process exit code.
 int runEmbedded(const EmbeddedOptions& options);
+
+// A RayJob's progress line (namespace, name, jobStatus, jobDeploymentStatus, attempt,
+// rayClusterName, reason of its summary), printed when it changes.
+std::string progressLine(const nlohmann::json& summary);
 
 }  // namespace rayjournal::operator_

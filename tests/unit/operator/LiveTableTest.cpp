@@ -1,5 +1,6 @@
 // The embedded demo's live table as a user reads it: columns sized to their content, columns
 // dropped (never wrapped) on a narrow terminal, colour only when asked, and the closing notes.
+#include "operator/EmbeddedRunner.h"
 #include "operator/LiveTable.h"
 
 #include <gtest/gtest.h>
@@ -66,6 +67,19 @@ TEST(LiveTableTest, ClosingNotesSayWhatHappenedAndWhatToTryWithARealRayJob) {
   EXPECT_NE(all.find("rayjournal-replay --journal rayjournal-data/journal timeline default/retry"),
             std::string::npos);
   EXPECT_NE(all.find("kill -9"), std::string::npos);
+}
+
+// The progress line of the demo's log: a value as long as its column (a 28-character RayJob key)
+// is still followed by two spaces. Before, it was glued to the next column
+// ("default/rayjob-deletion-rulesSUCCEEDED").
+TEST(LiveTableTest, AProgressLineNeverGluesAColumnToTheNext) {
+  nlohmann::json s = {{"namespace", "default"}, {"name", "rayjob-deletion-rules"}, {"jobStatus", "SUCCEEDED"},
+                      {"jobDeploymentStatus", "Complete"}, {"attempt", 1}, {"rayClusterName", "c"},
+                      {"reason", ""}};
+  EXPECT_EQ(progressLine(s), "default/rayjob-deletion-rules  SUCCEEDED   Complete          attempt 1  c");
+  s["name"] = "j";
+  s["reason"] = "AppFailed";
+  EXPECT_EQ(progressLine(s), "default/j                   SUCCEEDED   Complete          attempt 1  c  (AppFailed)");
 }
 
 }  // namespace
