@@ -210,15 +210,20 @@ bool planSuspension(const ClusterObserved& o, ClusterPlan& plan, ClusterTally& t
   return true;
 }
 
-// KubeRay's validation of a RayCluster: an invalid one gets a Warning and nothing else.
+// KubeRay's validation of a RayCluster: an invalid one gets a Warning and nothing else (an
+// invalid status is looked at again, as KubeRay requeues it).
 bool refuseInvalid(const RayClusterView& cluster, ClusterPlan& plan) {
   if (cluster.invalid.empty() || cluster.deleting) return false;
-  const bool metadata = cluster.invalidReason == "InvalidRayClusterMetadata";
+  const std::string what = cluster.invalidReason == "InvalidRayClusterMetadata" ? "metadata"
+                           : cluster.invalidReason == "InvalidRayClusterSpec"   ? "spec"
+                                                                                : "status";
+  const std::string key = cluster.ns + "/" + cluster.name;
   plan.warnings.push_back({cluster.invalidReason,
-                           std::string("The RayCluster ") + (metadata ? "metadata" : "spec") +
-                               " is invalid " + cluster.ns + "/" + cluster.name + ": " + cluster.invalid,
+                           "The RayCluster " + what + " is invalid " + key +
+                               (what == "status" ? ", " : ": ") + cluster.invalid,
                            "Validate"});
-  plan.why = std::string("invalid ") + (metadata ? "metadata" : "spec") + ": " + cluster.invalid;
+  plan.why = "invalid " + what + ": " + cluster.invalid;
+  if (what == "status") plan.retryAfterMs = kInvalidStatusRetryMs;
   return true;
 }
 

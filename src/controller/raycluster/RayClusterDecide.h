@@ -36,6 +36,10 @@ struct ClusterWarning {
 // ServiceAccount is missing (it is not watched, so no event would bring the cluster back).
 inline constexpr int64_t kMissingServiceAccountRetryMs = 10000;
 
+// A cluster whose status another writer left invalid is looked at again after this long
+// (KubeRay's DefaultRequeueDuration).
+inline constexpr int64_t kInvalidStatusRetryMs = 2000;
+
 // The cluster's Redis cleanup finalizer (ray.io/gcs-ft-redis-cleanup-finalizer).
 enum class FinalizerChange { None, Add, Remove };
 

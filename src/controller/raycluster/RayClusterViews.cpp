@@ -78,6 +78,14 @@ void validate(const json& cluster, const FeatureGates& gates, RayClusterView& v)
     if (value.is_string()) annotations[k] = value.get<std::string>();
   v.invalid = rayClusterSpecProblem(objectAt(cluster, "spec"), annotations, gates);
   v.invalidReason = "InvalidRayClusterSpec";
+  if (!v.invalid.empty()) return;
+  // KubeRay's ValidateRayClusterStatus: another writer left both suspension conditions True.
+  const json& status = objectAt(cluster, "status");
+  if (conditionTrue(status, "RayClusterSuspending") && conditionTrue(status, "RayClusterSuspended")) {
+    v.invalid = "invalid RayCluster State: rayv1.RayClusterSuspending and rayv1.RayClusterSuspended "
+                "conditions should not be both true";
+    v.invalidReason = "InvalidRayClusterStatus";
+  }
 }
 
 }  // namespace

@@ -98,7 +98,7 @@ struct RayClusterView {
   // KubeRay's ValidateRayClusterMetadata and ValidateRayClusterSpec: the first problem, "" when
   // valid. An invalid cluster is not reconciled (a Warning says why), as in KubeRay.
   std::string invalid;
-  std::string invalidReason;  // InvalidRayClusterMetadata or InvalidRayClusterSpec
+  std::string invalidReason;  // InvalidRayClusterMetadata, InvalidRayClusterSpec or InvalidRayClusterStatus
   model::Document headGroup;
   std::vector<WorkerGroupView> groups;
 };

@@ -393,5 +393,22 @@ TEST(RayClusterDecideTest, AnInvalidRayClusterGetsAWarningAndNoObjects) {
                                           ": RayCluster name should be no more than 53 characters");
 }
 
+// KubeRay's ValidateRayClusterStatus: both suspension conditions True (another writer's doing)
+// stops the cluster's reconcile with a Warning, looked at again a moment later.
+TEST(RayClusterDecideTest, BothSuspensionConditionsTrueIsAnInvalidStatus) {
+  json c = cluster();
+  c["status"]["conditions"] = {{{"type", "RayClusterSuspending"}, {"status", "True"}},
+                               {{"type", "RayClusterSuspended"}, {"status", "True"}}};
+  ClusterPlan plan = decideOn(c);
+  EXPECT_TRUE(plan.creates.empty());
+  EXPECT_TRUE(plan.deletePods.empty());
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].reason, "InvalidRayClusterStatus");
+  EXPECT_EQ(plan.warnings[0].message,
+            "The RayCluster status is invalid ns/c1, invalid RayCluster State: "
+            "rayv1.RayClusterSuspending and rayv1.RayClusterSuspended conditions should not be both true");
+  EXPECT_EQ(plan.retryAfterMs, kInvalidStatusRetryMs);
+}
+
 }  // namespace
 }  // namespace rayjournal::controller
