@@ -2,10 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/GcsFaultTolerance.h"
 #include "controller/raycluster/RayClusterDecide.h"
+#include "model/Names.h"
 #include "runtime/Handlers.h"
 
 namespace rayjournal::runtime {
@@ -50,13 +53,15 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
 
 // The cluster's Redis cleanup Job as the cache holds it (Jobs made by KubeRay's operator are
 // watched); one of that name the cluster does not own counts as none (its create will say so).
+// headGone: the decision would make the Job now, so whether the namespace is going matters.
 controller::RedisCleanupJob RayClusterReconciler::cleanupJobOf(const std::string& ns,
                                                                const std::string& cluster,
-                                                               const std::string& uid) {
+                                                               const std::string& uid, bool headGone) {
   kube::Snapshot job = kube_.getSnapshot("Job", ns, controller::redisCleanupJobName(cluster));
   if (!job) {
     // Only when a Job would be made: is the namespace going (no create would be allowed)?
     controller::RedisCleanupJob none;
+    if (!headGone) return none;
     try {
       kube::Snapshot space = kube_.getSnapshot("Namespace", "", ns);
       none.namespaceTerminating =
@@ -116,7 +121,7 @@ controller::GcsStorageClaim RayClusterReconciler::gcsStorageClaimOf(
   if (!cluster.gcsStorageClaimUsers)
     drift = controller::gcsStorageClaimDrift(controller::gcsStorageClaimFor(cluster.raw.get()), *claim);
   std::lock_guard lock(claimMu_);
-  if (claimSeen_.size() >= kMaxRbacSeen) claimSeen_.clear();  // bounded; a re-read is cheap
+  if (claimSeen_.size() >= kMaxClaimSeen) claimSeen_.clear();  // bounded; a re-read is cheap
   claimSeen_[uid] = {cluster.generation, drift};
   return {true, std::move(drift)};
 }
@@ -183,7 +188,10 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   if (observed.cluster.gcsEmbedded && !observed.cluster.deleting && observed.cluster.invalid.empty())
     observed.gcsStorageClaim = gcsStorageClaimOf(observed.cluster, subject.uid);
   if (observed.cluster.deleting && observed.cluster.redisCleanupFinalizer)
-    observed.redisCleanupJob = cleanupJobOf(ns, name, subject.uid);
+    observed.redisCleanupJob = cleanupJobOf(
+        ns, name, subject.uid,
+        std::none_of(observed.pods.begin(), observed.pods.end(),
+                     [&](const controller::PodView& p) { return p.name == model::headPodName(name); }));
   auto [reason, message] = projection_.replicaFailure(key, subject.uid);
   observed.replicaFailure = {std::move(reason), std::move(message)};
   for (auto& [group, next] : projection_.nextWorkerIndex(key, subject.uid))

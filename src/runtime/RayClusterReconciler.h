@@ -33,9 +33,10 @@ class RayClusterReconciler : public PlannedReconciler {
 
  private:
   controller::Subject subjectOf(const kube::Snapshot& cluster) const;
-  // An autoscaling cluster's RBAC objects, read from the API server until seen complete once.
+  // A deleted GCS FT cluster's Redis cleanup Job; with headGone, whether its namespace is going.
   controller::RedisCleanupJob cleanupJobOf(const std::string& ns, const std::string& cluster,
-                                           const std::string& uid);
+                                           const std::string& uid, bool headGone);
+  // An autoscaling cluster's RBAC objects, read from the API server until seen complete once.
   controller::AutoscalerRbac autoscalerRbacOf(const controller::RayClusterView& cluster,
                                               const std::string& uid);
   // The embedded GCS store's claim, read from the API server (claims are not watched) until
@@ -51,6 +52,7 @@ class RayClusterReconciler : public PlannedReconciler {
 
   static constexpr size_t kMaxRbacSeen = 100000;
   static constexpr size_t kMaxSpecSeen = 100000;
+  static constexpr size_t kMaxClaimSeen = 100000;
   kube::KubeClient& kube_;
   const projection::JobProjection& projection_;
   const Clock& clock_;

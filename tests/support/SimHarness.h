@@ -9,9 +9,11 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 
 #include "events/JournalBodies.h"
 #include "adapters/sim/SimWorld.h"
+#include "controller/Executor.h"
 #include "runtime/Stack.h"
 #include "support/EffectChecker.h"
 #include "support/OperatorPort.h"
@@ -89,6 +91,29 @@ class SimHarness {
       step(stepMs);
     }
     return done();
+  }
+
+  // A kill -9 of the operator the first time `action` reaches `stage` (its intent durable, or
+  // executed before its outcome): steps until then (at most 400 steps) and leaves the operator
+  // dead; restart() brings it back. Returns whether the crash happened.
+  bool stepUntilCrash(controller::Executor::Stage stage, controller::Action action) {
+    struct SimulatedCrash : std::runtime_error {
+      SimulatedCrash() : std::runtime_error("simulated crash") {}
+    };
+    bool crashed = false;
+    executor->hook = [&crashed, stage, action](controller::Executor::Stage at, const controller::Intent& i, uint64_t) {
+      if (crashed || at != stage || i.action != action) return;
+      crashed = true;
+      throw SimulatedCrash();
+    };
+    for (int i = 0; i < 400 && !crashed; ++i) {
+      try {
+        step();
+      } catch (const SimulatedCrash&) {
+      }
+    }
+    executor->hook = nullptr;
+    return crashed;
   }
 
   json rayjob(const std::string& name) {

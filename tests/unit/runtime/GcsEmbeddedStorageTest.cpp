@@ -12,10 +12,6 @@
 namespace rayjournal::testing {
 namespace {
 
-struct ClaimCrash : std::runtime_error {
-  ClaimCrash() : std::runtime_error("simulated crash") {}
-};
-
 json embeddedRayCluster(const std::string& name) {
   return minimalRayCluster(
       name, {{"gcsFaultToleranceOptions", {{"backend", "rocksdb"}, {"storage", {{"size", "2Gi"}}}}}});
@@ -61,21 +57,8 @@ TEST(GcsEmbeddedStorageTest, ACrashAroundTheClaimsCreateMakesItOnce) {
     SCOPED_TRACE(stage == Stage::Executed ? "executed" : "durable");
     SimHarness h;
     enableEmbeddedStorage(h);
-    bool crashed = false;
-    h.executor->hook = [&](Stage at, const controller::Intent& i, uint64_t) {
-      if (!crashed && at == stage && i.action == controller::Action::CreatePersistentVolumeClaim) {
-        crashed = true;
-        throw ClaimCrash();
-      }
-    };
     h.kube.create("RayCluster", embeddedRayCluster("crash"));
-    for (int i = 0; i < 400 && !crashed; ++i) {
-      try {
-        h.step();
-      } catch (const ClaimCrash&) {
-      }
-    }
-    ASSERT_TRUE(crashed);
+    ASSERT_TRUE(h.stepUntilCrash(stage, controller::Action::CreatePersistentVolumeClaim));
     h.restart();
     ASSERT_TRUE(h.runUntil([&] { return ready(h, "crash"); }));
     EXPECT_EQ(claimsCreated(h), 1) << "a second create would have been refused or duplicated";

@@ -11,10 +11,6 @@
 namespace rayjournal::testing {
 namespace {
 
-struct CleanupCrash : std::runtime_error {
-  CleanupCrash() : std::runtime_error("simulated crash") {}
-};
-
 json ftRayCluster(const std::string& name) {
   return minimalRayCluster(
       name, {{"gcsFaultToleranceOptions", {{"redisAddress", "redis:6379"}, {"redisPassword", {{"value", "pw"}}}}}});
@@ -84,21 +80,8 @@ TEST(RedisCleanupTest, ACrashAtAnyStepOfTheCleanupRepeatsNothingAndLeaksNothing)
       SCOPED_TRACE(events::actionName(action) + (stage == Stage::Executed ? " executed" : " durable"));
       SimHarness h;
       std::string storage = startFtCluster(h, "crash");
-      bool crashed = false;
-      h.executor->hook = [&](Stage at, const controller::Intent& i, uint64_t) {
-        if (!crashed && at == stage && i.action == action) {
-          crashed = true;
-          throw CleanupCrash();
-        }
-      };
       h.kube.remove("RayCluster", "default", "crash");
-      for (int i = 0; i < 400 && !crashed; ++i) {
-        try {
-          h.step();
-        } catch (const CleanupCrash&) {
-        }
-      }
-      ASSERT_TRUE(crashed);
+      ASSERT_TRUE(h.stepUntilCrash(stage, action));
       h.restart();
       ASSERT_TRUE(h.runUntil([&] { return !h.kube.get("RayCluster", "default", "crash"); }));
       EXPECT_EQ(cleanupJobsCreated(h), 1);
