@@ -12,6 +12,7 @@
 #include "adapters/ray/JobInfo.h"
 #include "events/Events.h"
 #include "controller/FeatureGates.h"
+#include "controller/raycluster/PodDefaults.h"
 #include "controller/rayjob/RayJob.h"
 #include "controller/rayjob/Views.h"
 #include "projection/JobFacts.h"
@@ -94,6 +95,8 @@ struct DecideConfig {
   bool injectWaitGcsReady = true;   // ENABLE_INIT_CONTAINER_INJECTION (worker Pods)
   bool randomPodDelete = false;     // ENABLE_RANDOM_POD_DELETE (autoscaling RayClusters)
   bool redisCleanup = true;         // ENABLE_GCS_FT_REDIS_CLEANUP (GCS fault-tolerant RayClusters)
+  // KubeRay's configuration file (`--config`): what every RayCluster Pod gets (null: nothing).
+  std::shared_ptr<const PodDefaults> podDefaults;
 };
 
 }  // namespace rayjournal::controller

@@ -1,5 +1,6 @@
 // rayjournal-operator: the RayJob operator. With --kubeconfig (or in a pod) it runs against
 // that Kubernetes cluster; otherwise against the embedded simulated cluster.
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -8,7 +9,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -20,6 +26,7 @@
 #include "operator/KubeRayEnvironment.h"
 #include "operator/KubeRunner.h"
 #include "operator/LiveTable.h"
+#include "operator/OperatorConfig.h"
 #include "model/Syntax.h"
 
 namespace {
@@ -41,6 +48,9 @@ struct Flags {
   CLI::Option* metricsOption = nullptr;
   std::string uiAddress = "127.0.0.1:8090";
   CLI::Option* uiOption = nullptr;
+  std::string configFile, batchScheduler, logFile, logFileFormat = "json";
+  bool enableBatchScheduler = false, metricsFromConfig = false;
+  std::optional<rayjournal::operator_::OperatorConfig> config;
 };
 
 void addJournalFlags(CLI::App& app, Flags& f) {
@@ -172,6 +182,17 @@ void addClusterFlags(CLI::App& app, Flags& f) {
                  "this replica's shard (default: the ordinal of the pod name in $HOSTNAME)");
 }
 
+void addSharedClusterFlags(CLI::App& app, Flags& f) {
+  app.add_option("--config", f.configFile,
+                 "KubeRay's configuration file (apiVersion config.ray.io/v1alpha1, kind "
+                 "Configuration): its fields replace the flags they name (docs/compatibility.md)");
+  app.add_option("--batch-scheduler", f.batchScheduler,
+                 "KubeRay's gang scheduler integration: volcano, yunikorn, scheduler-plugins or "
+                 "kai-scheduler (not built yet: refused)");
+  app.add_flag("--enable-batch-scheduler", f.enableBatchScheduler,
+               "KubeRay's deprecated form of --batch-scheduler (not built yet: refused)");
+}
+
 void addLeaderAndLogFlags(CLI::App& app, Flags& f) {
   KubeOptions& kubeOptions = f.kube;
   app.add_flag("--leader-elect", kubeOptions.leaderElect,
@@ -260,13 +281,28 @@ void bindEnvironment(CLI::App& app) {
   }
 }
 
+constexpr const char* kJsonLogPattern = R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%v"})";
+
+// stderr, and the configuration file's logFile beside it (each in its own encoding).
 void setUpLogging(const Flags& f) {
   auto logger = spdlog::stderr_color_mt("rayjournal");
+  if (!f.logFile.empty()) {
+    try {
+      auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(f.logFile);
+      logger->sinks().push_back(file);
+    } catch (const spdlog::spdlog_ex& e) {
+      std::cerr << "rayjournal-operator: logFile " << f.logFile << ": " << e.what()
+                << " (logging to stderr only)\n";
+    }
+  }
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(f.logLevel));
-  if (f.logFormat == "json") {
-    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%v"})",
-                        spdlog::pattern_time_type::utc);
+  auto& sinks = logger->sinks();
+  for (size_t i = 0; i < sinks.size(); ++i) {
+    const std::string& format = i == 0 ? f.logFormat : f.logFileFormat;
+    if (format == "json")
+      sinks[i]->set_formatter(std::make_unique<spdlog::pattern_formatter>(
+          kJsonLogPattern, spdlog::pattern_time_type::utc));
   }
 }
 
@@ -303,7 +339,7 @@ int runAgainstKubernetes(Flags& f) {
   kubeOptions.kube.timeout = std::chrono::milliseconds(f.kubeTimeoutMs);
   if (!parseWatchNamespaces(f.watchNamespace, kubeOptions.kube.watchNamespaces)) return 2;
   kubeOptions.ui = historyUiAddress(f);
-  if (f.metricsOption->count() > 0)
+  if (f.metricsOption->count() > 0 || f.metricsFromConfig)
     kubeOptions.metricsAddress = f.metricsAddress == "0" ? "" : f.metricsAddress;
   kubeOptions.leader.leaseDuration = std::chrono::milliseconds(int64_t(f.leaseS * 1000));
   kubeOptions.leader.renewDeadline = std::chrono::milliseconds(int64_t(f.renewS * 1000));
@@ -315,6 +351,111 @@ int runAgainstKubernetes(Flags& f) {
   kubeOptions.ray.timeout = std::chrono::milliseconds(f.rayTimeoutMs);
   if (const char* token = std::getenv("RAY_AUTH_TOKEN")) kubeOptions.ray.authToken = token;
   return rayjournal::operator_::runAgainstKubernetes(kubeOptions);
+}
+
+// KubeRay reads its flags or its configuration file, not both: a flag given beside a file that
+// sets the same thing is ignored (KubeRay ignores it silently; this says so).
+void noteOverride(const CLI::App& app, bool set, const char* flag, const char* field,
+                  std::vector<std::string>& notes) {
+  if (set && app.count(flag) > 0)
+    notes.push_back(std::string(flag) + " is ignored: the configuration file sets " + field);
+}
+
+void applyServingConfig(const rayjournal::operator_::OperatorConfig& c, Flags& f) {
+  if (c.metricsAddr) f.metricsAddress = *c.metricsAddr, f.metricsFromConfig = true;
+  // KubeRay defaults the file's enableLeaderElection to true (SetDefaults_Configuration).
+  f.kube.leaderElect = c.enableLeaderElection.value_or(true);
+  if (c.leaderElectionNamespace) f.kube.leader.ns = *c.leaderElectionNamespace;
+  if (c.reconcileConcurrency.value_or(0) > 0)
+    f.embedded.stack.workers = f.embedded.stack.clusterWorkers = int(*c.reconcileConcurrency);
+  if (c.watchNamespace) f.watchNamespace = *c.watchNamespace;
+  if (c.logFile) f.logFile = *c.logFile;
+  if (c.logFileEncoder) f.logFileFormat = *c.logFileEncoder == "console" ? "text" : "json";
+  if (c.logStdoutEncoder) f.logFormat = *c.logStdoutEncoder == "console" ? "text" : "json";
+  if (c.batchScheduler) f.batchScheduler = *c.batchScheduler;
+  if (c.enableBatchScheduler) f.enableBatchScheduler = *c.enableBatchScheduler;
+  if (c.useKubernetesProxy) f.kube.useKubernetesProxy = *c.useKubernetesProxy;
+  if (c.qps) f.kube.kube.qps = *c.qps;
+  if (c.burst) f.kube.kube.burst = int(*c.burst);
+}
+
+std::vector<std::string> applyConfig(const CLI::App& app, const rayjournal::operator_::OperatorConfig& c,
+                                     Flags& f) {
+  std::vector<std::string> notes = c.warnings;
+  noteOverride(app, bool(c.metricsAddr), "--metrics-bind-address", "metricsAddr", notes);
+  noteOverride(app, true, "--leader-elect", "enableLeaderElection (default true)", notes);
+  noteOverride(app, bool(c.leaderElectionNamespace), "--leader-elect-namespace", "leaderElectionNamespace", notes);
+  noteOverride(app, c.reconcileConcurrency.value_or(0) > 0, "--workers", "reconcileConcurrency", notes);
+  noteOverride(app, c.reconcileConcurrency.value_or(0) > 0, "--raycluster-workers", "reconcileConcurrency", notes);
+  noteOverride(app, bool(c.watchNamespace), "--watch-namespace", "watchNamespace", notes);
+  noteOverride(app, bool(c.logStdoutEncoder), "--log-format", "logStdoutEncoder", notes);
+  noteOverride(app, bool(c.batchScheduler), "--batch-scheduler", "batchScheduler", notes);
+  noteOverride(app, bool(c.enableBatchScheduler), "--enable-batch-scheduler", "enableBatchScheduler", notes);
+  noteOverride(app, bool(c.useKubernetesProxy), "--use-kubernetes-proxy", "useKubernetesProxy", notes);
+  noteOverride(app, bool(c.qps), "--kube-api-qps", "qps", notes);
+  noteOverride(app, bool(c.burst), "--kube-api-burst", "burst", notes);
+  if (c.enableMetrics == false)
+    notes.push_back("enableMetrics false: rayjournal still serves its kuberay_* metric families "
+                    "(set --metrics-bind-address=0 to serve no metrics)");
+  applyServingConfig(c, f);
+  return notes;
+}
+
+// Reads --config before logging is set up (the file may choose the log format). Bounded: a
+// configuration is a few kilobytes; more than 1 MiB is refused.
+std::optional<rayjournal::operator_::OperatorConfig> loadConfigFile(const std::string& path,
+                                                                     std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot read the configuration file: " + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string text(1 << 20, '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  text.resize(size_t(in.gcount()));
+  if (in.peek() != EOF) {
+    error = path + ": the configuration file is larger than 1 MiB";
+    return std::nullopt;
+  }
+  auto parsed = rayjournal::operator_::parseOperatorConfig(text, path);
+  if (!parsed.error.empty()) {
+    error = parsed.error;
+    return std::nullopt;
+  }
+  return std::move(parsed.config);
+}
+
+void logPodDefaults(const std::string& file, const rayjournal::controller::PodDefaults& d) {
+  auto count = [](const rayjournal::model::Document& list) {
+    return list.isNull() ? size_t(0) : list.get().size();
+  };
+  spdlog::info("--config {}: every Ray Pod built gets {} head sidecar(s), {} worker sidecar(s), {} "
+               "default env var(s) in its Ray container, {} label(s) and {} annotation(s) (env, "
+               "labels and annotations only where the Pod does not set them)",
+               file, count(d.headSidecars), count(d.workerSidecars), count(d.containerEnvs),
+               d.labels.size(), d.annotations.size());
+}
+
+// KubeRay's ValidateBatchSchedulerConfig, then rayjournal's own limit: no scheduler is built
+// yet, and a gang scheduler silently not applied is the deadlock gang scheduling prevents.
+bool checkBatchScheduler(const Flags& f) {
+  if (f.enableBatchScheduler && !f.batchScheduler.empty()) {
+    spdlog::error("both feature flags enable-batch-scheduler (deprecated) and batch-scheduler are "
+                  "set. Please use batch-scheduler only");
+    return false;
+  }
+  static const std::set<std::string> known = {"volcano", "yunikorn", "scheduler-plugins", "kai-scheduler"};
+  if (!f.batchScheduler.empty() && !known.contains(f.batchScheduler)) {
+    spdlog::error("--batch-scheduler: scheduler is not supported, name={}", f.batchScheduler);
+    return false;
+  }
+  if (f.enableBatchScheduler || !f.batchScheduler.empty()) {
+    spdlog::error("--batch-scheduler {}: rayjournal does not build PodGroups or gang annotations "
+                  "yet (docs/compatibility.md); refused rather than run gang-less",
+                  f.enableBatchScheduler ? "(enable-batch-scheduler)" : f.batchScheduler);
+    return false;
+  }
+  return true;
 }
 
 // The decision's settings: flags, KubeRay's environment variables and feature gates.
@@ -334,6 +475,13 @@ bool applyDecisionSettings(Flags& f) {
     return false;
   }
   decide.gates = gates.gates;
+  if (f.config) {
+    if (f.config->deleteRayJobAfterJobFinishes)
+      decide.deleteRayJobAfterJobFinishes = *f.config->deleteRayJobAfterJobFinishes;
+    if (!f.config->podDefaults.empty())
+      decide.podDefaults =
+          std::make_shared<const rayjournal::controller::PodDefaults>(f.config->podDefaults);
+  }
   for (const std::string& gate : gates.withoutEffect)
     spdlog::info("feature gate {} has no effect in rayjournal (it belongs to a KubeRay controller "
                  "rayjournal does not have)", gate);
@@ -353,6 +501,7 @@ int main(int argc, char** argv) {
   addJournalFlags(app, f);
   addClusterFlags(app, f);
   addLeaderAndLogFlags(app, f);
+  addSharedClusterFlags(app, f);
   bindEnvironment(app);
   try {
     app.parse(argc, argv);
@@ -360,8 +509,21 @@ int main(int argc, char** argv) {
     // --help and --version print and exit 0; any usage error is exit 2, as documented.
     return app.exit(e) == 0 ? 0 : 2;
   }
+  std::vector<std::string> configNotes;
+  if (!f.configFile.empty()) {
+    std::string error;
+    f.config = loadConfigFile(f.configFile, error);
+    if (!f.config) {
+      std::cerr << "rayjournal-operator: --config " << error << "\n";
+      return 2;
+    }
+    configNotes = applyConfig(app, *f.config, f);
+  }
   setUpLogging(f);
   setUpLiveTable(f, gScreen);
+  for (const std::string& note : configNotes) spdlog::warn("--config {}: {}", f.configFile, note);
+  if (f.config) logPodDefaults(f.configFile, f.config->podDefaults);
+  if (!checkBatchScheduler(f)) return 2;
   spdlog::info("allocator: {}", rayjournal::adapters::allocatorDescription());
   if (!applyDecisionSettings(f)) return 2;
   if (!f.forceEmbedded && (!f.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST")))

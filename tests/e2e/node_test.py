@@ -44,6 +44,15 @@ SIGNALLED = ("python -c \"import os, ray, time; ray.init(); "
              "[time.sleep(0.5) for _ in range(1200) if not os.path.exists('/signal/go')]; "
              "print('done')\"")
 SIGNAL_ROOT = os.path.join(nodeclient.NODE_ROOT, "e2e-signal")
+# The chart as a platform team sets it: KubeRay's configuration file gives every Ray head a log
+# sidecar, and every Ray Pod a label and (in its Ray container) an environment variable.
+OPERATOR_VALUES = [
+    "--set", "replicas=1", "--set", "logging.format=text", "--set", "configuration.enabled=true",
+    "--set-json", "configuration.headSidecarContainers=" + json.dumps([{
+        "name": "log-tail", "image": RAY_IMAGE, "command": ["sleep", "infinity"],
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]),
+    "--set-json", 'configuration.defaultPodLabels={"platform.example/team":"ml"}',
+    "--set-json", 'configuration.defaultContainerEnvs=[{"name":"PLATFORM_REGION","value":"node-1"}]']
 
 
 def wait_until(what, predicate, timeout, interval=0.5):
@@ -149,7 +158,7 @@ def setUpModule():
     global KUBECONFIG
     KUBECONFIG = nodeclient.kubeconfig(cluster("up"))
     cluster("images", RAY_IMAGE)
-    cluster("install-operator", "--set", "replicas=1", "--set", "logging.format=text")
+    cluster("install-operator", *OPERATOR_VALUES)
 
 
 class StatefulSetTest(unittest.TestCase):
@@ -220,6 +229,20 @@ class StatefulSetTest(unittest.TestCase):
         self.assertEqual(epochs, sorted(epochs), "records of an older epoch after a newer one")
         return sorted(set(epochs))
 
+    def check_platform_configuration(self, name):
+        """What the configuration file gives a Ray head, in the Pod the kubelet runs."""
+        cluster_name = self.status(name)["rayClusterName"]
+        head = get("pod", self.ns, selector=f"ray.io/cluster={cluster_name},"
+                   "ray.io/node-type=head")["items"][0]
+        self.assertEqual(head["metadata"]["labels"].get("platform.example/team"), "ml")
+        containers = [c["name"] for c in head["spec"]["containers"]]
+        self.assertEqual(containers[-1], "log-tail", containers)
+        ready = {c["name"]: c["ready"] for c in head["status"]["containerStatuses"]}
+        self.assertTrue(ready.get("log-tail"), head["status"]["containerStatuses"])
+        region = kubectl("-n", self.ns, "exec", head["metadata"]["name"], "-c", containers[0],
+                         "--", "printenv", "PLATFORM_REGION").stdout.strip()
+        self.assertEqual(region, "node-1")
+
     def test_four_modes_survive_a_forced_delete_and_a_runtime_kill(self):
         signal_dir = os.path.join(SIGNAL_ROOT, self.ns)
         os.makedirs(signal_dir, exist_ok=True)
@@ -232,6 +255,7 @@ class StatefulSetTest(unittest.TestCase):
         still_running = [n for n in ("k8sjob", "http", "sidecar")
                          if self.status(n).get("jobDeploymentStatus") == "Running"]
         self.assertEqual(len(still_running), 3, "the kills must come while the jobs run")
+        self.check_platform_configuration("k8sjob")
         epochs_before = self.epochs_in_order(f"{STS}-0")
         new = self.force_delete_operator()
         log = kubectl("-n", NS_OP, "logs", new["metadata"]["name"]).stdout
@@ -275,9 +299,11 @@ class StatefulSetTest(unittest.TestCase):
         sts = get("statefulset", NS_OP, STS)
         pod_spec = json.loads(json.dumps(sts["spec"]["template"]["spec"]))
         container = pod_spec["containers"][0]
-        container["args"] = [a for a in container["args"] if not a.startswith("--leader-elect")]
-        pod_spec["volumes"] = [{"name": "journal", "persistentVolumeClaim": {
-            "claimName": f"journal-{STS}-0"}}]
+        # Without the configuration file either: it turns leader election on.
+        container["args"] = [a for a in container["args"]
+                             if not a.startswith(("--leader-elect", "--config"))]
+        pod_spec["volumes"] = pod_spec.get("volumes", []) + [{
+            "name": "journal", "persistentVolumeClaim": {"claimName": f"journal-{STS}-0"}}]
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": "intruder", "namespace": NS_OP}, "spec": pod_spec}
 
@@ -313,7 +339,7 @@ class StatefulSetTest(unittest.TestCase):
         return next((h for h in holders if h.startswith(STS)), "")
 
     def test_two_replicas_hand_over_the_lease_when_the_leader_pod_is_deleted(self):
-        cluster("install-operator", "--set", "replicas=2", "--set", "logging.format=text")
+        cluster("install-operator", *OPERATOR_VALUES, "--set", "replicas=2")
         try:
             wait_until("the standby waiting for the Lease", lambda: "leader election: waiting for Lease"
                        in kubectl("-n", NS_OP, "logs", f"{STS}-1", check=False).stdout, 180)
@@ -329,7 +355,7 @@ class StatefulSetTest(unittest.TestCase):
             self.wait_status("after-handover", "Complete")
             self.assertNotEqual(new_leader, leader)
         finally:
-            cluster("install-operator", "--set", "replicas=1", "--set", "logging.format=text")
+            cluster("install-operator", *OPERATOR_VALUES)
 
 
 if __name__ == "__main__":

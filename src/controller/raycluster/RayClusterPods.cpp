@@ -154,8 +154,11 @@ bool hasEnv(const json& env, const std::string& name) {
 // KubeRay's env vars on the Ray container (setContainerEnvVars). The ones KubeRay appends
 // unconditionally are appended here too, so a user's own value is overridden as in KubeRay.
 void setRayEnv(json& container, bool head, const std::string& fqdn, const std::string& port,
-               const std::string& rayStart) {
+               const std::string& rayStart, const PodDefaults* defaults) {
   json env = arrayAt(container, "env");
+  if (defaults && !defaults->containerEnvs.isNull())
+    for (const auto& e : defaults->containerEnvs.get())
+      if (!hasEnv(env, stringAt(e, "name"))) env.push_back(e);
   auto addMissing = [&env](const std::string& name, const std::string& value) {
     if (!hasEnv(env, name)) env.push_back({{"name", name}, {"value", value}});
   };
@@ -278,6 +281,14 @@ struct PodRole {
   int64_t hosts = 1;  // the group's numOfHosts
 };
 
+// The configuration file's sidecars, after every container KubeRay builds.
+void addSidecars(json& spec, const PodDefaults* defaults, bool head) {
+  if (!defaults) return;
+  const model::Document& sidecars = head ? defaults->headSidecars : defaults->workerSidecars;
+  if (sidecars.isNull()) return;
+  for (const auto& container : sidecars.get()) spec["containers"].push_back(container);
+}
+
 json podMetadata(const RayClusterView& c, const json& groupSpec, const PodRole& role) {
   const json& tmplMeta = objectAt(objectAt(groupSpec, "template"), "metadata");
   json meta = ownedMeta(role.name, c.raw.get(), podLabels(c, groupSpec, role.head, role.group));
@@ -294,6 +305,10 @@ json podMetadata(const RayClusterView& c, const json& groupSpec, const PodRole& 
   if (asciiLower(stringAt(clusterAnnotations, "ray.io/overwrite-container-cmd")) == "true")
     annotations["ray.io/overwrite-container-cmd"] = "true";
   annotateGcsFaultTolerance(c.raw.get(), role.head, annotations);
+  if (c.injection.defaults) {  // the configuration file's, where the Pod has no such key
+    for (const auto& [k, v] : c.injection.defaults->annotations) annotations.emplace(k, v);
+    for (const auto& [k, v] : c.injection.defaults->labels) meta["labels"].emplace(k, v);
+  }
   if (!annotations.empty()) meta["annotations"] = std::move(annotations);
   // KubeRay builds the Pod on the template's ObjectMeta: another controller's finalizers there
   // hold a deleted Pod until that controller lets it go.
@@ -333,7 +348,7 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
       init["env"].push_back({{"name", "RAY_IP"}, {"value", fqdn.substr(0, fqdn.find('.'))}});
     }
   }
-  setRayEnv(container, role.head, fqdn, port, rayStart);
+  setRayEnv(container, role.head, fqdn, port, rayStart, inject.defaults.get());
   if (!c.authSecret.empty()) {  // KubeRay's configureTokenAuth
     model::addTokenAuthEnv(container, c.authSecret);
     for (auto& init : spec["initContainers"])
@@ -343,7 +358,8 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   addMetricsPort(container);
   if (inject.probes)
     addProbes(container, role.head, params, stringAt(objectAt(c.raw.get(), "spec"), "rayVersion"));
-  addAutoscaling(c, role.head, spec);  // last: it appends a container, moving `container`
+  addAutoscaling(c, role.head, spec);  // it appends a container, moving `container`
+  addSidecars(spec, inject.defaults.get(), role.head);
   return pod();
 }
 

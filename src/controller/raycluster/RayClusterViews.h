@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "controller/FeatureGates.h"
+#include "controller/raycluster/PodDefaults.h"
 #include "model/Document.h"
 
 namespace rayjournal::controller {
@@ -49,6 +50,9 @@ struct PodInjection {
   // ENABLE_RANDOM_POD_DELETE: an autoscaling group with more Pods than desired loses some of
   // them; otherwise only the Pods the autoscaler names in workersToDelete go.
   bool randomPodDelete = false;
+  // KubeRay's configuration file: sidecars, env, labels and annotations for every Ray Pod (null:
+  // none).
+  std::shared_ptr<const PodDefaults> defaults;
 };
 
 struct RayClusterView {

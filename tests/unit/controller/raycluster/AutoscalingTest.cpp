@@ -140,7 +140,7 @@ TEST(AutoscalingTest, VersionTwoMarksTheHeadAndNeverRestartsAnyPod) {
 
 TEST(AutoscalingTest, TheSidecarCarriesTokenAuthAndTheLoginShell) {
   json cluster = autoscalingCluster({{"authOptions", {{"mode", "token"}}}});
-  ClusterObserved o = observe(cluster, {}, PodInjection{true, true, true, false});
+  ClusterObserved o = observe(cluster, {}, PodInjection{true, true, true, false, nullptr});
   json sidecar = containerNamed(*headPodFor(o.cluster), "autoscaler");
   EXPECT_EQ(sidecar["command"], json::array({"/bin/bash", "-cl", "--"}));
   EXPECT_NE(envOf(sidecar, "RAY_AUTH_TOKEN"), "<absent>");
