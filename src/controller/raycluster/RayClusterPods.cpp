@@ -254,14 +254,28 @@ void addProbes(json& container, bool head, const StartParams& p, const std::stri
 json waitGcsReady(const json& rayContainer, const std::string& fqdn, const std::string& port,
                   bool loginShell) {
   std::string address = fqdn + ":" + port;
+  // KubeRay's text to the byte (tabs and all): a user comparing Pods sees the same script.
   std::string script =
-      "SECONDS=0; while true; do if (( SECONDS <= 120 )); then if ray health-check --address " +
-      address +
-      " > /dev/null 2>&1; then echo \"GCS is ready.\"; break; fi; echo \"$SECONDS seconds "
-      "elapsed: Waiting for GCS to be ready.\"; else if ray health-check --address " +
-      address +
-      "; then echo \"GCS is ready. Any error messages above can be safely ignored.\"; break; fi; "
-      "echo \"$SECONDS seconds elapsed: Still waiting for GCS to be ready.\"; fi; sleep 5; done";
+      "\n\t\t\t\t\tSECONDS=0\n"
+      "\t\t\t\t\twhile true; do\n"
+      "\t\t\t\t\t\tif (( SECONDS <= 120 )); then\n"
+      "\t\t\t\t\t\t\tif ray health-check --address " + address + " > /dev/null 2>&1; then\n"
+      "\t\t\t\t\t\t\t\techo \"GCS is ready.\"\n"
+      "\t\t\t\t\t\t\t\tbreak\n"
+      "\t\t\t\t\t\t\tfi\n"
+      "\t\t\t\t\t\t\techo \"$SECONDS seconds elapsed: Waiting for GCS to be ready.\"\n"
+      "\t\t\t\t\t\telse\n"
+      "\t\t\t\t\t\t\tif ray health-check --address " + address + "; then\n"
+      "\t\t\t\t\t\t\t\techo \"GCS is ready. Any error messages above can be safely ignored.\"\n"
+      "\t\t\t\t\t\t\t\tbreak\n"
+      "\t\t\t\t\t\t\tfi\n"
+      "\t\t\t\t\t\t\techo \"$SECONDS seconds elapsed: Still waiting for GCS to be ready. For "
+      "troubleshooting, refer to the FAQ at "
+      "https://docs.ray.io/en/master/cluster/kubernetes/troubleshooting.html.\"\n"
+      "\t\t\t\t\t\tfi\n"
+      "\t\t\t\t\t\tsleep 5\n"
+      "\t\t\t\t\tdone\n"
+      "\t\t\t\t";
   json fixed = {{"cpu", "200m"}, {"memory", "256Mi"}};
   json init = {{"name", "wait-gcs-ready"},
                {"image", memberAt(rayContainer, "image")},
@@ -331,10 +345,17 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   StartParams params = startParamsOf(groupSpec);
   completeStartParams(params, role.head, fqdn + ":" + port);
   json& container = spec["containers"][0];
-  configureGcsFaultTolerance(c.raw.get(), role.head, spec, params);
   const PodInjection& inject = c.injection;
+  // In KubeRay's order (DefaultWorkerPodTemplate, then BuildPod): the init container copies the
+  // user's env before fault tolerance and token auth add theirs.
   if (!role.head && inject.waitGcsReady)
     spec["initContainers"].push_back(waitGcsReady(container, fqdn, port, inject.loginShell));
+  configureGcsFaultTolerance(c.raw.get(), role.head, spec, params);
+  if (!c.authSecret.empty()) {  // KubeRay's configureTokenAuth
+    model::addTokenAuthEnv(container, c.authSecret);
+    for (auto& init : spec["initContainers"])
+      if (stringAt(init, "name") == "wait-gcs-ready") model::addTokenAuthEnv(init, c.authSecret);
+  }
   applyContainerResources(params, container);
   // The Ray autoscaler runs in its sidecar, not as Ray's own monitor.
   if (role.head && c.autoscaling) params["no-monitor"] = "true";
@@ -349,11 +370,6 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
     }
   }
   setRayEnv(container, role.head, fqdn, port, rayStart, inject.defaults.get());
-  if (!c.authSecret.empty()) {  // KubeRay's configureTokenAuth
-    model::addTokenAuthEnv(container, c.authSecret);
-    for (auto& init : spec["initContainers"])
-      if (stringAt(init, "name") == "wait-gcs-ready") model::addTokenAuthEnv(init, c.authSecret);
-  }
   addSharedMemory(spec, container, params);
   addMetricsPort(container);
   if (inject.probes)
