@@ -184,6 +184,11 @@ events::Result Executor::run(const Subject& s, Intent& intent, kube::Snapshot& c
       return create(s, "RoleBinding", intent);
     case Action::CreatePersistentVolumeClaim:
       return create(s, "PersistentVolumeClaim", intent);
+    case Action::CreatePodGroup:
+      return create(s, "PodGroup", intent);
+    case Action::UpdatePodGroup:  // KubeRay posts no Event for its PodGroups
+      kube_.update("PodGroup", std::move(*intent.object));
+      return events::Result::Ok;
     case Action::DeleteRayCluster:
       return removeChild(s, "RayCluster", intent.target);
     case Action::DeleteSubmitterJob:
@@ -252,7 +257,8 @@ events::Result Executor::updateHeadService(const Subject& s, Intent& intent) {
 
 events::Result Executor::create(const Subject& s, const std::string& kind, Intent& intent) {
   const EventTarget target = targetOf(s, kind, intent.target);
-  const bool announced = kind != "Secret";  // KubeRay posts none for the auth Secret
+  // KubeRay posts none for the auth Secret, nor for a PodGroup.
+  const bool announced = kind != "Secret" && kind != "PodGroup";
   try {
     kube_.post(kind, std::move(*intent.object));  // the answer only goes to the cache
     if (announced) postEvent(s, createNote(target));
@@ -265,8 +271,9 @@ events::Result Executor::create(const Subject& s, const std::string& kind, Inten
     // The autoscaler's RBAC is used as found, whoever made it (KubeRay: "already exist, no need
     // to create"); a user may have prepared it. So is an existing GCS store claim: one a Retain
     // deletion left behind keeps Ray's metadata for a cluster of the same name (KubeRay).
+    // A PodGroup too ("podGroup already exists, no need to create").
     if (kind == "ServiceAccount" || kind == "Role" || kind == "RoleBinding" ||
-        kind == "PersistentVolumeClaim")
+        kind == "PersistentVolumeClaim" || kind == "PodGroup")
       return events::Result::Adopted;
     auto existing = kube_.getLive(kind, s.ns, intent.target);
     if (existing && ownedBy(*existing, s.uid)) return events::Result::Adopted;

@@ -67,6 +67,10 @@ struct Observed {
   std::optional<ServiceView> jobHeadService;    // the RayJob-level Service <rayjob>-head-svc
   std::vector<HeadPodView> headPods;            // SidecarMode: Pods labelled as the cluster's head
   RayProbe ray;
+  // Volcano: the RayJob's PodGroup as found (null: none), read only when podGroupRead (a target
+  // gang in this state that the PodGroup was not seen with yet).
+  bool podGroupRead = false;
+  model::Document podGroup;
 };
 
 // Facts only the journal knows, from the projection.
@@ -97,6 +101,8 @@ struct DecideConfig {
   bool redisCleanup = true;         // ENABLE_GCS_FT_REDIS_CLEANUP (GCS fault-tolerant RayClusters)
   // KubeRay's configuration file (`--config`): what every RayCluster Pod gets (null: nothing).
   std::shared_ptr<const PodDefaults> podDefaults;
+  // --batch-scheduler: "" (none) or "volcano" (PodGroups and their Pod fields).
+  std::string batchScheduler;
 };
 
 }  // namespace rayjournal::controller

@@ -45,6 +45,9 @@ std::string childKind(Action action, const std::string& subjectKind) {
       return "RoleBinding";
     case Action::CreatePersistentVolumeClaim:
       return "PersistentVolumeClaim";
+    case Action::CreatePodGroup:
+    case Action::UpdatePodGroup:
+      return "PodGroup";
     default:
       return subjectKind;
   }
@@ -55,7 +58,7 @@ bool creates(Action a) {
          a == Action::CreateHeadService || a == Action::CreateService || a == Action::CreatePod ||
          a == Action::CreateSecret || a == Action::CreateServiceAccount || a == Action::CreateRole ||
          a == Action::CreateRoleBinding || a == Action::CreateRedisCleanupJob ||
-         a == Action::CreatePersistentVolumeClaim;
+         a == Action::CreatePersistentVolumeClaim || a == Action::CreatePodGroup;
 }
 
 bool deletes(Action a) {

@@ -7,13 +7,13 @@ namespace rayjournal::events {
 namespace {
 
 // Indexed by the enum's value; the names are the journal encoding, never change one.
-const std::array<std::string, 22> kActionNames{
+const std::array<std::string, 24> kActionNames{
     "AddFinalizer",      "RemoveFinalizer",   "CreateRayCluster",   "CreateSubmitterJob",
     "SubmitRayJob",      "StopRayJob",        "DeleteRayCluster",   "DeleteSubmitterJob",
     "DeleteRayJob",      "SuspendWorkerGroups", "CreateHeadService", "UpdateHeadService",
     "WriteStatus",       "CreateService",     "CreatePod",          "DeletePod",
     "CreateSecret",      "CreateServiceAccount", "CreateRole",       "CreateRoleBinding",
-    "CreateRedisCleanupJob", "CreatePersistentVolumeClaim"};
+    "CreateRedisCleanupJob", "CreatePersistentVolumeClaim", "CreatePodGroup", "UpdatePodGroup"};
 const std::array<std::string, 8> kResultNames{"ok",    "adopted", "already_done", "error",
                                               "abandoned", "found", "absent",     "superseded"};
 const std::string kUnknown = "unknown";

@@ -44,6 +44,11 @@ enum class Action : uint8_t {
   // A RayCluster on the embedded GCS store: the claim its head Pod keeps Ray's metadata on
   // (KubeRay's reconcileGCSStoragePVC, "<cluster>-gcs-pvc").
   CreatePersistentVolumeClaim,
+  // Volcano gang scheduling (--batch-scheduler volcano): the PodGroup "ray-<name>-pg" of a
+  // standalone RayCluster or of a RayJob, created before the first Pod, and its minMember and
+  // minResources changed when the gang does or a RayJob finishes (KubeRay's syncPodGroup).
+  CreatePodGroup,
+  UpdatePodGroup,
 };
 const std::string& actionName(Action action);
 std::optional<Action> actionFromName(std::string_view name);

@@ -436,9 +436,10 @@ void logPodDefaults(const std::string& file, const rayjournal::controller::PodDe
                d.labels.size(), d.annotations.size());
 }
 
-// KubeRay's ValidateBatchSchedulerConfig, then rayjournal's own limit: no scheduler is built
-// yet, and a gang scheduler silently not applied is the deadlock gang scheduling prevents.
-bool checkBatchScheduler(const Flags& f) {
+// KubeRay's ValidateBatchSchedulerConfig, then rayjournal's own limit: Volcano is built; the
+// others are refused (a gang scheduler silently not applied is the deadlock it exists to
+// prevent). KubeRay's deprecated --enable-batch-scheduler means Volcano.
+bool checkBatchScheduler(Flags& f) {
   if (f.enableBatchScheduler && !f.batchScheduler.empty()) {
     spdlog::error("both feature flags enable-batch-scheduler (deprecated) and batch-scheduler are "
                   "set. Please use batch-scheduler only");
@@ -449,12 +450,22 @@ bool checkBatchScheduler(const Flags& f) {
     spdlog::error("--batch-scheduler: scheduler is not supported, name={}", f.batchScheduler);
     return false;
   }
-  if (f.enableBatchScheduler || !f.batchScheduler.empty()) {
-    spdlog::error("--batch-scheduler {}: rayjournal does not build PodGroups or gang annotations "
-                  "yet (docs/compatibility.md); refused rather than run gang-less",
-                  f.enableBatchScheduler ? "(enable-batch-scheduler)" : f.batchScheduler);
+  if (f.enableBatchScheduler) {
+    spdlog::warn("Feature flag enable-batch-scheduler is deprecated and will not be supported "
+                 "soon. Use batch-scheduler instead. (Volcano's PodGroups are made)");
+    f.batchScheduler = "volcano";
+  }
+  if (!f.batchScheduler.empty() && f.batchScheduler != "volcano") {
+    spdlog::error("--batch-scheduler {}: rayjournal builds Volcano's PodGroups only, not yet "
+                  "{}'s (docs/compatibility.md); refused rather than run gang-less",
+                  f.batchScheduler, f.batchScheduler);
     return false;
   }
+  if (f.batchScheduler == "volcano")
+    spdlog::info("--batch-scheduler volcano: every RayJob and standalone RayCluster gets a "
+                 "PodGroup ray-<name>-pg before its first Pod, and every Ray Pod schedulerName "
+                 "volcano");
+  f.embedded.stack.decide.batchScheduler = f.batchScheduler;
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/GcsFaultTolerance.h"
 #include "controller/raycluster/RayClusterDecide.h"
+#include "controller/Volcano.h"
 #include "model/Names.h"
 #include "runtime/Handlers.h"
 
@@ -31,8 +32,13 @@ controller::Plan intentsOf(controller::ClusterPlan&& decided, const std::string&
                     : kind == "RoleBinding"    ? Action::CreateRoleBinding
                     : kind == "Job"            ? Action::CreateRedisCleanupJob
                     : kind == "PersistentVolumeClaim" ? Action::CreatePersistentVolumeClaim
+                    : kind == "PodGroup"       ? Action::CreatePodGroup
                                                : Action::CreateService;
     plan.intents.push_back({action, std::move(name), std::move(object)});
+  }
+  if (decided.podGroupUpdate) {  // before the Pods it counts
+    std::string name = controller::stringAt(controller::objectAt(*decided.podGroupUpdate, "metadata"), "name");
+    plan.intents.insert(plan.intents.begin(), {Action::UpdatePodGroup, std::move(name), std::move(decided.podGroupUpdate)});
   }
   for (auto& warning : decided.warnings)
     plan.events.push_back({"Warning", std::move(warning.reason), std::move(warning.message),
@@ -126,6 +132,30 @@ controller::GcsStorageClaim RayClusterReconciler::gcsStorageClaimOf(
   return {true, std::move(drift)};
 }
 
+// A standalone cluster's PodGroup, read until it is seen with the gang of the cluster's
+// generation (PodGroups are not watched; KubeRay reads its cache every pass).
+void RayClusterReconciler::podGroupOf(controller::ClusterObserved& observed, const std::string& uid) {
+  const controller::RayClusterView& cluster = observed.cluster;
+  const nlohmann::json& raw = cluster.raw.get();
+  if (controller::stringAt(controller::objectAt(controller::objectAt(raw, "metadata"), "labels"),
+                           "ray.io/originated-from-crd") == "RayJob")
+    return;  // in its RayJob's PodGroup
+  {
+    std::lock_guard lock(podGroupMu_);
+    auto seen = podGroupSeen_.find(uid);
+    if (seen != podGroupSeen_.end() && seen->second == cluster.generation) return;
+  }
+  observed.podGroupRead = true;
+  kube::Snapshot podGroup = kube_.getSnapshot("PodGroup", cluster.ns, controller::volcanoPodGroupName(raw));
+  if (!podGroup) return;
+  observed.podGroup = model::Document(podGroup);
+  if (!controller::podGroupWithGang(*podGroup, controller::clusterGang(controller::objectAt(raw, "spec"))).is_null())
+    return;
+  std::lock_guard lock(podGroupMu_);
+  if (podGroupSeen_.size() >= kMaxPodGroupSeen) podGroupSeen_.clear();  // bounded; a re-read is cheap
+  podGroupSeen_[uid] = cluster.generation;
+}
+
 std::optional<events::SpecChanged> RayClusterReconciler::specChangeToJournal(
     const controller::RayClusterView& cluster, const std::string& uid) {
   if (!controller::specChangedSinceStatus(cluster)) return std::nullopt;
@@ -187,6 +217,8 @@ std::variant<Result, PlannedReconciler::Decision> RayClusterReconciler::decideKe
   if (observed.cluster.autoscaling) observed.autoscalerRbac = autoscalerRbacOf(observed.cluster, subject.uid);
   if (observed.cluster.gcsEmbedded && !observed.cluster.deleting && observed.cluster.invalid.empty())
     observed.gcsStorageClaim = gcsStorageClaimOf(observed.cluster, subject.uid);
+  if (observed.cluster.injection.volcano && !observed.cluster.deleting && observed.cluster.invalid.empty())
+    podGroupOf(observed, subject.uid);
   if (observed.cluster.deleting && observed.cluster.redisCleanupFinalizer)
     observed.redisCleanupJob = cleanupJobOf(
         ns, name, subject.uid,

@@ -44,6 +44,10 @@ class RayClusterReconciler : public PlannedReconciler {
   controller::GcsStorageClaim gcsStorageClaimOf(const controller::RayClusterView& cluster,
                                                 const std::string& uid);
 
+  // Volcano: a standalone cluster's PodGroup into `observed` (podGroupRead), unless it was seen
+  // with this generation's gang already.
+  void podGroupOf(controller::ClusterObserved& observed, const std::string& uid);
+
   // A spec change (generation past the status's observedGeneration) not journaled yet by this
   // process, with who made it; nullopt otherwise. Once per generation: the status that records
   // the generation may come a pass later. After a restart it is journaled again, as seen again.
@@ -53,6 +57,7 @@ class RayClusterReconciler : public PlannedReconciler {
   static constexpr size_t kMaxRbacSeen = 100000;
   static constexpr size_t kMaxSpecSeen = 100000;
   static constexpr size_t kMaxClaimSeen = 100000;
+  static constexpr size_t kMaxPodGroupSeen = 100000;
   kube::KubeClient& kube_;
   const projection::JobProjection& projection_;
   const Clock& clock_;
@@ -61,6 +66,8 @@ class RayClusterReconciler : public PlannedReconciler {
   std::set<std::string> rbacSeen_;  // cluster uids whose RBAC was complete once
   std::mutex claimMu_;
   std::map<std::string, std::pair<int64_t, std::string>> claimSeen_;  // uid -> generation, drift
+  std::mutex podGroupMu_;
+  std::map<std::string, int64_t> podGroupSeen_;  // uid -> generation whose gang it had
   std::mutex specMu_;
   std::map<std::string, int64_t> specSeen_;  // cluster uid -> last generation journaled
 };

@@ -24,7 +24,7 @@ bool isAtRest(const RayJob& job) {
 }
 
 Observed RayJobReconciler::observe(RayJob parsed) {
-  Observed o{std::move(parsed), {}, {}, {}, {}, {}, {}};
+  Observed o{std::move(parsed), {}, {}, {}, {}, {}, {}, false, {}};
   const RayJob& job = o.job;
   const RayJobStatus& st = job.status;
   if (!st.rayClusterName.empty()) {
@@ -58,7 +58,31 @@ Observed RayJobReconciler::observe(RayJob parsed) {
     askRay(job, o.ray);
   else if (s != DeploymentStatus::Running)
     forgetAnswer(job.key());
+  observePodGroup(o);
   return o;
+}
+
+// Volcano: the RayJob's PodGroup, read while its state wants a gang the PodGroup was not last
+// seen with (PodGroups are not watched; a finished RayJob's is read again only when what is left
+// of its cluster changes).
+void RayJobReconciler::observePodGroup(Observed& o) {
+  std::optional<Gang> gang = rayJobPodGroupTarget(o, config_);
+  if (!gang) return;
+  const std::string fingerprint =
+      std::to_string(gang->minMember) + " " + resourceList(gang->minResources).dump();
+  {
+    std::lock_guard lock(podGroupsMu_);
+    auto seen = podGroupsSeen_.find(o.job.uid);
+    if (seen != podGroupsSeen_.end() && seen->second == fingerprint) return;
+  }
+  o.podGroupRead = true;
+  kube::Snapshot podGroup = kube_.getSnapshot("PodGroup", o.job.ns, volcanoPodGroupName(*o.job.raw));
+  if (!podGroup) return;
+  o.podGroup = model::Document(podGroup);
+  if (!podGroupWithGang(*podGroup, *gang).is_null()) return;
+  std::lock_guard lock(podGroupsMu_);
+  if (podGroupsSeen_.size() >= kMaxPodGroupsSeen) podGroupsSeen_.clear();  // bounded; a re-read is cheap
+  podGroupsSeen_[o.job.uid] = fingerprint;
 }
 
 void RayJobReconciler::askRay(const RayJob& job, RayProbe& probe) {

@@ -35,6 +35,10 @@ class RayJobReconciler : public PlannedReconciler {
  private:
   controller::Observed observe(controller::RayJob job);
   void observeHeadPods(controller::Observed& o, const nlohmann::json& cluster);
+  void observePodGroup(controller::Observed& o);
+  static constexpr size_t kMaxPodGroupsSeen = 100000;
+  std::mutex podGroupsMu_;
+  std::unordered_map<std::string, std::string> podGroupsSeen_;  // RayJob uid -> gang last seen
   // Token auth: hands the cluster's token (from its Secret) to the Ray client for this
   // dashboard, once per cluster uid.
   void useClusterToken(const nlohmann::json& cluster, const std::string& dashboard);

@@ -35,7 +35,7 @@ Stack::Stack(wal::Journal& journal, kube::KubeClient& kube, ray::RayJobsClient& 
                           options_.decide.gates.rayClusterStatusConditions,
                           {options_.decide.loginShell, options_.decide.injectProbes,
                            options_.decide.injectWaitGcsReady, options_.decide.randomPodDelete,
-                           options_.decide.podDefaults},
+                           options_.decide.podDefaults, options_.decide.batchScheduler == "volcano"},
                           options_.decide.redisCleanup, options_.decide.gates}),
       rayJobs_(rayJobReconciler_, clock,
                {"RayJob", options_.workers, options_.maxBatch, options_.mayReconcile,

@@ -49,7 +49,10 @@ SIGNAL_ROOT = os.path.join(nodeclient.NODE_ROOT, "e2e-signal")
 OPERATOR_VALUES = [
     "--set", "replicas=1", "--set", "logging.format=text", "--set", "configuration.enabled=true",
     "--set-json", "configuration.headSidecarContainers=" + json.dumps([{
-        "name": "log-tail", "image": RAY_IMAGE, "command": ["sleep", "infinity"],
+        "name": "log-tail", "image": RAY_IMAGE,
+        # Ends on SIGTERM, as a log shipper does (a bare sleep as PID 1 ignores it and holds
+        # its Pod, and the node's CPU, for the whole grace period).
+        "command": ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep infinity & wait"],
         "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]),
     "--set-json", 'configuration.defaultPodLabels={"platform.example/team":"ml"}',
     "--set-json", 'configuration.defaultContainerEnvs=[{"name":"PLATFORM_REGION","value":"node-1"}]']

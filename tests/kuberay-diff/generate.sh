@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates tests/kuberay-diff/golden/*.json from KubeRay's own code: the Pods KubeRay's
-# RayCluster reconciler builds for each case in cases/ (rayjournal_golden_test.go, run inside a
-# copy of KubeRay's ray-operator). KubeRayDiffTest (controller_test) compares them with what
+# RayCluster reconciler builds for each case in cases/ (rayjournal_golden_test.go), and Volcano's
+# PodGroups and Pod fields for each case in volcano/ (rayjournal_volcano_golden_test.go), both
+# run inside a copy of KubeRay's ray-operator. KubeRayDiffTest (controller_test) compares them with what
 # rayjournal builds from the same cases. Run after adding a case or moving the pinned version:
 #   bash tests/kuberay-diff/generate.sh [--git KUBERAY_GIT_DIR]
 # KubeRay v1.7.0 comes from the Go module proxy when it serves the module whole, else from a
@@ -28,9 +29,11 @@ else
   cp -r "$dir" "$work/ray-operator"
 fi
 cp rayjournal_golden_test.go "$work/ray-operator/controllers/ray/"
+cp rayjournal_volcano_golden_test.go "$work/ray-operator/controllers/ray/batchscheduler/volcano/"
 rm -f golden/*.json
 cd "$work/ray-operator"
-RAYJOURNAL_DIFF_CASES="$here/cases" RAYJOURNAL_DIFF_GOLDEN="$here/golden" \
+RAYJOURNAL_DIFF_CASES="$here/cases" RAYJOURNAL_DIFF_VOLCANO="$here/volcano" RAYJOURNAL_DIFF_GOLDEN="$here/golden" \
   RAYJOURNAL_DIFF_KUBERAY="$version" ENABLE_DETERMINISTIC_HEAD_POD_NAME=true \
-  go test ./controllers/ray -run '^TestRayjournalGolden$' -count=1 -v | grep -E "written|FAIL|ok" >&2
+  go test ./controllers/ray ./controllers/ray/batchscheduler/volcano -run '^TestRayjournal(Volcano)?Golden$' \
+  -count=1 -v | grep -E "written|FAIL|ok|panic" >&2
 log "$(ls "$here/golden" | wc -l) golden files from KubeRay $version"

@@ -69,6 +69,7 @@ class EffectChecker {
       if (kind == "RayJob") return {"AddFinalizer", "RemoveFinalizer"};
       if (kind == "RayCluster") return {"SuspendWorkerGroups", "AddFinalizer", "RemoveFinalizer"};
       if (kind == "Service") return {"UpdateHeadService"};
+      if (kind == "PodGroup") return {"UpdatePodGroup"};
       return {};
     }
     static const std::map<std::string, std::string> kChild{{"RayCluster", "RayCluster"},
@@ -79,6 +80,7 @@ class EffectChecker {
                                                            {"Role", "Role"},
                                                            {"RoleBinding", "RoleBinding"},
                                                            {"PersistentVolumeClaim", "PersistentVolumeClaim"},
+                                                           {"PodGroup", "PodGroup"},
                                                            {"RayJob", "RayJob"}};
     if (verb == "create" && kind == "Service") return {"CreateService", "CreateHeadService"};
     if (verb == "create" && kind == "Job") return {"CreateSubmitterJob", "CreateRedisCleanupJob"};

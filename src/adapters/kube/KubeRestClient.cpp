@@ -37,6 +37,7 @@ const std::map<std::string, Resource>& resources() {
       {"RoleBinding", {"/apis/rbac.authorization.k8s.io/v1", "rolebindings"}},
       {"PersistentVolumeClaim", {"/api/v1", "persistentvolumeclaims"}},
       {"Namespace", {"/api/v1", "namespaces"}},
+      {"PodGroup", {"/apis/scheduling.volcano.sh/v1beta1", "podgroups"}},
   };
   return table;
 }

@@ -6,6 +6,7 @@
 
 #include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/RedisCleanup.h"
+#include "controller/Volcano.h"
 #include "model/Names.h"
 
 namespace rayjournal::controller {
@@ -171,6 +172,29 @@ void planGcsStorageClaim(const ClusterObserved& o, ClusterPlan& plan) {
                              "Update"});
 }
 
+// Volcano, for a cluster of its own (a RayJob's cluster is in its RayJob's PodGroup): the
+// PodGroup before any Pod, its gang kept to the spec (KubeRay's syncPodGroup, every pass; here
+// until the PodGroup is seen settled for the cluster's generation). Returns false when the
+// PodGroup cannot be built (a malformed topology label): no Pod is made without it.
+bool planPodGroup(const ClusterObserved& o, ClusterPlan& plan) {
+  if (!o.podGroupRead) return true;
+  const json& cluster = o.cluster.raw.get();
+  Gang gang = clusterGang(objectAt(cluster, "spec"));
+  if (!o.podGroup.isNull()) {
+    json updated = podGroupWithGang(o.podGroup.get(), gang);
+    if (!updated.is_null()) plan.podGroupUpdate = std::make_shared<json>(std::move(updated));
+    return true;
+  }
+  PodGroupBuild built = volcanoPodGroupFor(cluster, gang);
+  if (!built.error.empty()) {
+    plan.warnings.push_back({"FailedToCreatePodGroup", built.error, "Create"});
+    plan.why = "no PodGroup: " + built.error;
+    return false;
+  }
+  plan.creates.push_back({"PodGroup", std::make_shared<json>(std::move(built.podGroup))});
+  return true;
+}
+
 // spec.suspend, as KubeRay's reconcilePods: with the RayClusterStatusConditions gate the status
 // says RayClusterSuspending first, the next pass deletes every Pod, and once none is left the
 // cluster is RayClusterSuspended; no Pod is created meanwhile, nor in the pass that resumes
@@ -297,6 +321,7 @@ ClusterPlan decideRayCluster(const ClusterObserved& o) {
     plan.status = clusterStatusFor(o, held);
     return plan;
   }
+  if (!planPodGroup(o, plan)) return plan;
   const std::string headName = model::headPodName(cluster.name);
   // SidecarMode: a head that ran its submitter must not run again (KubeRay's annotation).
   auto head = pods.find(headName);

@@ -49,6 +49,7 @@ struct ClusterPlan {
   std::vector<ClusterWarning> warnings;
   int64_t retryAfterMs = -1;  // >= 0: look again then, whatever the watches bring
   std::vector<std::string> deletePods;
+  model::ApiObject podGroupUpdate;  // Volcano: the PodGroup with the gang changed (null: none)
   model::ApiObject status;  // the status to write; null when unchanged
   std::string why;
   bool more = false;  // Pods still to create beyond this plan's batch

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "controller/Volcano.h"
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/Autoscaler.h"
 #include "controller/raycluster/GcsFaultTolerance.h"
@@ -376,7 +377,9 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
     addProbes(container, role.head, params, stringAt(objectAt(c.raw.get(), "spec"), "rayVersion"));
   addAutoscaling(c, role.head, spec);  // it appends a container, moving `container`
   addSidecars(spec, inject.defaults.get(), role.head);
-  return pod();
+  model::ApiObject built = pod();
+  if (inject.volcano) addVolcanoMetadata(c.raw.get(), *built, role.head ? "headgroup" : role.group, true);
+  return built;
 }
 
 }  // namespace

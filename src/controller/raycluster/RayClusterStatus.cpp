@@ -6,6 +6,7 @@
 
 #include "adapters/TimeFormat.h"
 #include "controller/JsonAccess.h"
+#include "controller/raycluster/ClusterResources.h"
 #include "controller/raycluster/RayClusterBuild.h"
 #include "controller/raycluster/RayClusterMeta.h"
 #include "model/Names.h"
@@ -14,53 +15,13 @@
 namespace rayjournal::controller {
 namespace {
 
-using Resources = std::map<std::string, model::Quantity>;
-
 bool suspended(const json& group) {
   const json& s = memberAt(group, "suspend");
   return s.is_boolean() && s.get<bool>();
 }
 
-void add(Resources& into, const std::string& name, const model::Quantity& q, long double times) {
-  auto [it, fresh] = into.try_emplace(name, model::Quantity{0, q.binary});
-  it->second.value += q.value * times;
-}
-
-// A Pod's resources: each container's requests, with limits standing in for missing requests
-// (CalculatePodResource).
-Resources podResources(const json& podSpec) {
-  Resources total;
-  for (const auto& c : arrayAt(podSpec, "containers")) {
-    const json& r = objectAt(c, "resources");
-    json merged = objectAt(r, "requests");
-    for (const auto& [k, v] : objectAt(r, "limits").items())
-      if (!merged.contains(k)) merged[k] = v;
-    for (const auto& [k, v] : merged.items())
-      if (auto q = quantityOf(v))
-        add(total, k, *q, 1);
-  }
-  return total;
-}
-
-const json& templateSpec(const json& group) {
-  return objectAt(objectAt(group, "template"), "spec");
-}
-
-// The head's resources plus replicas x numOfHosts of each group's (CalculateDesiredResources:
-// the requested replicas, not clamped; suspended groups count nothing).
-Resources desiredResources(const json& clusterSpec) {
-  Resources total = podResources(templateSpec(objectAt(clusterSpec, "headGroupSpec")));
-  for (const auto& group : arrayAt(clusterSpec, "workerGroupSpecs")) {
-    if (suspended(group)) continue;
-    long double times = static_cast<long double>(std::max<int64_t>(0, integerAt(group, "replicas", 0))) *
-                        hostsOf(group);
-    for (const auto& [k, q] : podResources(templateSpec(group))) add(total, k, q, times);
-  }
-  return total;
-}
-
 void writeResources(json& status, const json& clusterSpec) {
-  Resources r = desiredResources(clusterSpec);
+  Resources r = desiredResources(clusterSpec);  // CalculateDesiredResources
   model::Quantity gpu;
   for (const auto& [k, q] : r)
     if (isGpuResourceKey(k)) gpu.value += q.value;

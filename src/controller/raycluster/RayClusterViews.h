@@ -53,6 +53,9 @@ struct PodInjection {
   // KubeRay's configuration file: sidecars, env, labels and annotations for every Ray Pod (null:
   // none).
   std::shared_ptr<const PodDefaults> defaults;
+  // --batch-scheduler volcano: every Pod joins its PodGroup (KubeRay's AddMetadataToChildResource),
+  // and a standalone cluster has one made for it.
+  bool volcano = false;
 };
 
 struct RayClusterView {
@@ -153,6 +156,11 @@ struct ClusterObserved {
   AutoscalerRbac autoscalerRbac;  // read only for an autoscaling cluster
   RedisCleanupJob redisCleanupJob;  // read only while a cluster with the finalizer is deleted
   GcsStorageClaim gcsStorageClaim;  // read only for a cluster on the embedded GCS store
+  // Volcano: the standalone cluster's PodGroup as found (null: none), read only when
+  // podGroupRead (a volcano cluster of its own whose PodGroup was not seen settled for this
+  // generation yet).
+  bool podGroupRead = false;
+  model::Document podGroup;
   bool headServiceExists() const { return !headService.isNull(); }
 };
 

@@ -75,6 +75,47 @@ bool ensureCluster(Ctx& c);
 
 constexpr int64_t kMirrorUnreadyClusterAfterMs = 10000;
 
+// The RayJob's document, for the PodGroup it owns and labels.
+model::Document rawOf(const RayJob& job) { return job.raw ? model::Document(job.raw) : model::Document(); }
+
+bool volcano(const Ctx& c) { return c.cfg.batchScheduler == "volcano"; }
+
+// KubeRay's syncPodGroup for the RayJob: created when missing, its gang updated when it differs
+// (before the cluster's Pods or after its children are gone, as the state wants). Returns false
+// when it cannot be built (a malformed topology label): nothing is made without it.
+bool syncPodGroup(Ctx& c, bool cleanup) {
+  std::optional<Gang> gang = rayJobPodGroupTarget(c.o, c.cfg);
+  if (!gang || !c.o.podGroupRead) return true;
+  const std::string name = volcanoPodGroupNameOf(rawOf(c.job));
+  if (c.o.podGroup.isNull()) {
+    std::string error;
+    model::ApiObject created = podGroupCreateFor(rawOf(c.job), *gang, error);
+    if (!created) {
+      c.event("Warning", "FailedToCreatePodGroup", c.job.key() + ": " + error, "Create");
+      c.plan.why = "no PodGroup: " + error;
+      return false;
+    }
+    c.intent(Action::CreatePodGroup, name, std::move(created));
+    return true;
+  }
+  model::ApiObject updated = podGroupUpdateFor(c.o.podGroup, *gang);
+  if (!updated) return true;
+  c.intent(Action::UpdatePodGroup, name, std::move(updated));
+  if (cleanup)
+    c.event("Normal", "BatchSchedulerCleanedUp",
+            "Cleaned up batch scheduler resources for RayJob " + c.job.key(), "Cleanup");
+  return true;
+}
+
+// The K8sJobMode submitter, in the RayJob's PodGroup under Volcano (task group "submittergroup").
+model::ApiObject submitterFor(const Ctx& c) {
+  RayJob withStatus = c.job;
+  withStatus.status = c.st;
+  model::ApiObject job = submitterJobFor(withStatus, c.o.cluster->raw, c.cfg.loginShell);
+  if (volcano(c)) joinVolcanoGangAsSubmitter(rawOf(c.job), job);
+  return job;
+}
+
 void decideNew(Ctx& c) {
   if (!c.job.hasFinalizer()) c.intent(Action::AddFinalizer, c.job.name);
   uint32_t incarnation = std::max<uint32_t>(c.facts.nextIncarnation, uint32_t(c.st.failed) + 1);
@@ -105,6 +146,7 @@ void decideNew(Ctx& c) {
   if (!c.selectorMode() && !c.job.spec.suspend && !c.o.cluster) {
     c.statusAt = c.plan.intents.size();
     std::string why = c.plan.why;
+    if (!syncPodGroup(c, false)) return;
     ensureCluster(c);
     c.plan.why = why + "; creating RayCluster " + c.st.rayClusterName;
   }
@@ -123,9 +165,12 @@ bool ensureCluster(Ctx& c) {
     }
     RayJob withStatus = c.job;  // the status being built names the submission (SidecarMode)
     withStatus.status = c.st;
-    c.intent(Action::CreateRayCluster, c.st.rayClusterName,
-             rayClusterFor(withStatus, c.st.rayClusterName,
-                           {c.cfg.loginShell, c.cfg.gates.sidecarSubmitterRestart}));
+    model::ApiObject cluster = rayClusterFor(withStatus, c.st.rayClusterName,
+                                             {c.cfg.loginShell, c.cfg.gates.sidecarSubmitterRestart});
+    // KubeRay labels the cluster for its RayJob's PodGroup in K8sJobMode only.
+    if (volcano(c) && c.job.spec.submissionMode == SubmissionMode::K8sJobMode)
+      joinVolcanoGang(rawOf(c.job), cluster, "", false);
+    c.intent(Action::CreateRayCluster, c.st.rayClusterName, std::move(cluster));
     c.plan.why = "creating RayCluster " + c.st.rayClusterName;
     return false;
   }
@@ -163,6 +208,7 @@ void decideInitializing(Ctx& c) {
     return;
   }
   if (deadlinesPassed(c, true, true)) return;
+  if (!syncPodGroup(c, false)) return;
   if (!ensureCluster(c)) return;
   if (c.st.dashboardURL.empty()) {
     if (!clusterReadyNow(*c.o.cluster) && !sidecarSubmitterEnded(c)) {
@@ -187,12 +233,8 @@ void decideInitializing(Ctx& c) {
     c.st.jobDeploymentStatus = DeploymentStatus::Waiting;
     return;
   }
-  if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && !c.o.submitter) {
-    RayJob withStatus = c.job;
-    withStatus.status = c.st;
-    c.intent(Action::CreateSubmitterJob, c.job.name,
-             submitterJobFor(withStatus, c.o.cluster->raw, c.cfg.loginShell));
-  }
+  if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode && !c.o.submitter)
+    c.intent(Action::CreateSubmitterJob, c.job.name, submitterFor(c));
   c.st.jobDeploymentStatus = DeploymentStatus::Running;
   c.plan.why = sidecarSubmitterEnded(c) && !clusterReadyNow(*c.o.cluster)
                    ? "the submitter exited before RayCluster " + c.st.rayClusterName +
@@ -361,11 +403,8 @@ void recreateSubmitter(Ctx& c) {
   // A clusterSelector RayJob's cluster is not its own and may be gone: with no cluster to build
   // the submitter from (its image), none is made; Ray's answer decides the job as without one.
   if (!c.o.cluster) return;
-  RayJob withStatus = c.job;
-  withStatus.status = c.st;
   c.observe(events::ChildMissing{"Job", c.job.name, c.st.jobId});
-  c.intent(Action::CreateSubmitterJob, c.job.name,
-           submitterJobFor(withStatus, c.o.cluster->raw, c.cfg.loginShell));
+  c.intent(Action::CreateSubmitterJob, c.job.name, submitterFor(c));
   c.event("Warning", "SubmitterJobRecreated",
           "submitter Job " + c.job.ns + "/" + c.job.name +
               " was missing; recreated it for submission " + c.st.jobId);
@@ -545,6 +584,7 @@ void decideTeardown(Ctx& c) {
     c.plan.why = "waiting for the children of " + c.job.key() + " to be deleted";
     return;
   }
+  syncPodGroup(c, true);  // the gang released before the status says so (KubeRay's order)
   bool retrying = c.st.jobDeploymentStatus == DeploymentStatus::Retrying;
   c.st.rayClusterStatus = model::Document();
   c.st.rayClusterName = c.st.dashboardURL = c.st.jobId = c.st.message = c.st.reason = "";
@@ -616,6 +656,7 @@ void legacyDeletionPolicy(Ctx& c, const DeletionStrategy& strategy) {
 
 void decideFinished(Ctx& c) {
   c.plan.requeueAfterMs.reset();
+  syncPodGroup(c, true);  // KubeRay's deferred cleanup, on every pass of a finished RayJob
   if (c.selectorMode()) return;  // never delete a cluster we did not create
   const DeletionStrategy& strategy = c.job.spec.deletionStrategy;
   if (strategy.set) {
@@ -732,6 +773,27 @@ void decideState(Ctx& c) {
 }
 
 }  // namespace
+
+std::optional<Gang> rayJobPodGroupTarget(const Observed& o, const DecideConfig& cfg) {
+  const RayJob& job = o.job;
+  if (cfg.batchScheduler != "volcano" || job.deleting || !job.spec.clusterSelector.empty() ||
+      job.spec.rayClusterSpec.isNull())
+    return std::nullopt;
+  switch (job.status.jobDeploymentStatus) {
+    case DeploymentStatus::New:
+    case DeploymentStatus::Initializing:
+      if (job.spec.suspend) return std::nullopt;
+      return rayJobGangOf(rawOf(job));
+    case DeploymentStatus::Suspending:
+    case DeploymentStatus::Retrying:
+    case DeploymentStatus::Complete:
+    case DeploymentStatus::Failed:
+      if (job.status.rayClusterName.empty()) return std::nullopt;  // CleanupOnCompletion
+      return leftoverGangOf(o.cluster ? &o.cluster->raw : nullptr);
+    default:
+      return std::nullopt;
+  }
+}
 
 Plan decide(const Observed& o, const JobFacts& facts, int64_t nowMs, const DecideConfig& cfg) {
   Ctx c{o, facts, nowMs, cfg, o.job, o.job.status, {}, false, std::nullopt};

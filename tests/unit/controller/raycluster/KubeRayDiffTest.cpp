@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "adapters/YamlJson.h"
+#include "controller/Volcano.h"
 #include "controller/raycluster/RayClusterBuild.h"
 #include "operator/OperatorConfig.h"
 
@@ -147,6 +148,71 @@ TEST(KubeRayDiffTest, PodsMatchKubeRaysBuilders) {
     for (const std::string& d : differences) listed += "\n  " + d;
     EXPECT_TRUE(differences.empty()) << name << ":" << listed;
   }
+}
+
+// Volcano: the PodGroup, the Pod fields and the cleanup, against KubeRay's volcano package.
+// Go omits a zero minMember; rayjournal writes it. Both mean the same to Volcano.
+json comparablePodGroup(json podGroup) {
+  if (podGroup.is_object() && podGroup["spec"].value("minMember", -1) == 0) podGroup["spec"].erase("minMember");
+  return withoutEmpty(podGroup);
+}
+
+json volcanoRun(const json& c) {
+  const json& owner = c["object"];
+  json out;
+  const bool job = owner["kind"] == "RayJob";
+  Gang gang = job ? rayJobGang(owner) : clusterGang(owner["spec"]);
+  json podGroup = volcanoPodGroupFor(owner, gang).podGroup;
+  out["podGroup"] = podGroup;
+  if (!job) {
+    json pod = {{"metadata", json::object()}, {"spec", json::object()}};
+    addVolcanoMetadata(owner, pod, "headgroup", true);
+    out["headPod"] = pod["metadata"];
+    out["headSchedulerName"] = pod["spec"]["schedulerName"];
+    return out;
+  }
+  json cluster = {{"metadata", json::object()}};
+  addVolcanoMetadata(owner, cluster, "", false);
+  out["rayCluster"] = cluster["metadata"];
+  json tmpl = {{"metadata", json::object()}, {"spec", json::object()}};
+  addVolcanoMetadata(owner, tmpl, "submittergroup", true);
+  out["submitterTemplate"] = tmpl["metadata"];
+  out["submitterSchedulerName"] = tmpl["spec"]["schedulerName"];
+  if (!owner.value("status", json::object()).value("rayClusterName", "").empty()) {
+    const json* existing = c.contains("cluster") ? &c["cluster"] : nullptr;
+    json after = podGroupWithGang(podGroup, leftoverGang(existing));
+    out["podGroupAfterCleanup"] = after.is_null() ? podGroup : after;
+  }
+  return out;
+}
+
+std::vector<std::string> volcanoDifferences(const std::string& name) {
+  json c = parseYaml(diffFileText(kDiffDir / "volcano" / (name + ".yaml")));
+  json golden = json::parse(diffFileText(kDiffDir / "golden" / ("volcano-" + name + ".json")));
+  json ours = volcanoRun(c);
+  std::vector<std::string> out;
+  for (const char* key : {"podGroup", "podGroupAfterCleanup"})
+    if (golden.contains(key)) diffInto(comparablePodGroup(golden[key]), comparablePodGroup(ours.value(key, json())), key, out);
+  for (const char* key : {"headPod", "rayCluster", "submitterTemplate", "headSchedulerName", "submitterSchedulerName"})
+    if (golden.contains(key)) diffInto(withoutEmpty(golden[key]), withoutEmpty(ours.value(key, json())), key, out);
+  EXPECT_EQ(golden.value("submissionError", ""), "") << name;
+  return out;
+}
+
+TEST(KubeRayDiffTest, VolcanoMatchesKubeRaysScheduler) {
+  size_t cases = 0;
+  for (const auto& entry : fs::directory_iterator(kDiffDir / "volcano")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++cases;
+    const std::string name = entry.path().stem();
+    ASSERT_TRUE(fs::exists(kDiffDir / "golden" / ("volcano-" + name + ".json")))
+        << name << ": run bash tests/kuberay-diff/generate.sh";
+    std::vector<std::string> differences = volcanoDifferences(name);
+    std::string listed;
+    for (const std::string& d : differences) listed += "\n  " + d;
+    EXPECT_TRUE(differences.empty()) << name << ":" << listed;
+  }
+  EXPECT_GE(cases, 5u);
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ ClusterView clusterOf(json cluster) {
 }
 
 Observed observed(const json& doc) {
-  return Observed{parseRayJob(doc), {}, {}, {}, {}, {}, {}};
+  return Observed{parseRayJob(doc), {}, {}, {}, {}, {}, {}, false, {}};
 }
 
 // TestUpdateStatusToSuspendingIfNeeded: only Initializing and Running may become Suspending.
