@@ -7,6 +7,7 @@
 #   bin/etcd                                                      (go.etcd.io/etcd/server/v3 $ETCD_VERSION)
 #   bin/helm                                                      (helm.sh/helm/v4 $HELM_VERSION)
 #   ray-venv/                                                     (ray[default]==$RAY_VERSION from PyPI)
+#   bin/vc-scheduler, volcano-crds/                               (volcano.sh/volcano $VOLCANO_VERSION)
 # Each part is skipped when the cache already holds the pinned version, so a second run costs
 # seconds. Only the Go module proxy and PyPI are used (see shared/reference/real-control-plane.md).
 set -euo pipefail
@@ -17,6 +18,8 @@ RAY_VERSION=${RAY_VERSION:-2.60.0}
 HELM_VERSION=${HELM_VERSION:-4.3.2}
 COREDNS_VERSION=${COREDNS_VERSION:-1.12.4}
 LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-0.0.30}
+# The newest Volcano the module proxy serves whole (v1.11 to v1.13 are refused, 403).
+VOLCANO_VERSION=${VOLCANO_VERSION:-1.10.0}
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kubectl kubelet kube-scheduler kube-proxy)
 CACHE=${CONTROL_PLANE_CACHE:-$PWD/.cache/control-plane}
 mkdir -p "$CACHE/bin"
@@ -108,6 +111,25 @@ build_node_services() {
   build_go_command local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION"
 }
 
+# Volcano's scheduler and its CRDs. Its go.mod pins Kubernetes' staging modules with replace
+# directives, which only the main module's go.mod applies: so it is built inside a writable copy
+# of its own module, not from a wrapper module.
+build_volcano() {
+  local stamp="$CACHE/bin/.vc-scheduler.version"
+  if [ -x "$CACHE/bin/vc-scheduler" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$VOLCANO_VERSION" ]; then
+    log "vc-scheduler $VOLCANO_VERSION cached"; return
+  fi
+  log "building vc-scheduler $VOLCANO_VERSION"
+  local module dir="$CACHE/volcano-$VOLCANO_VERSION"
+  module=$(go mod download -json "volcano.sh/volcano@v$VOLCANO_VERSION" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  rm -rf "$dir" && cp -r "$module" "$dir" && chmod -R u+w "$dir"
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$CACHE/bin/vc-scheduler" ./cmd/scheduler)
+  rm -rf "$CACHE/volcano-crds" && cp -r "$dir/config/crd/volcano/bases" "$CACHE/volcano-crds"
+  rm -rf "$dir"
+  echo "$VOLCANO_VERSION" >"$stamp"
+}
+
 install_ray() {
   local venv="$CACHE/ray-venv"
   if [ -x "$venv/bin/ray" ] && "$venv/bin/python" -c "import ray,sys; sys.exit(ray.__version__ != '$RAY_VERSION')" 2>/dev/null; then
@@ -121,12 +143,13 @@ install_ray() {
 
 parts=${1:-all}
 case "$parts" in
-  all) build_etcd; build_kubernetes; build_helm; build_node_services; install_ray ;;
+  all) build_etcd; build_kubernetes; build_helm; build_node_services; build_volcano; install_ray ;;
   node) build_node_services ;;
+  volcano) build_volcano ;;
   helm) build_helm ;;
   kubernetes) build_kubernetes ;;
   etcd) build_etcd ;;
   ray) install_ray ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|helm|node|ray]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|helm|node|volcano|ray]" >&2; exit 2 ;;
 esac
 log "done: $(ls "$CACHE/bin" | tr '\n' ' ')"

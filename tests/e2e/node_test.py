@@ -58,15 +58,7 @@ OPERATOR_VALUES = [
     "--set-json", 'configuration.defaultContainerEnvs=[{"name":"PLATFORM_REGION","value":"node-1"}]']
 
 
-def wait_until(what, predicate, timeout, interval=0.5):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"{what}: not within {timeout} s (last: {last!r})")
+wait_until = nodeclient.wait_until
 
 
 def cluster(*args):
@@ -74,11 +66,7 @@ def cluster(*args):
 
 
 def kubectl(*args, check=True, input=None):
-    done = subprocess.run([f"{CACHE}/bin/kubectl", *args], capture_output=True, text=True,
-                          input=input, env={**os.environ, "KUBECONFIG": KUBECONFIG})
-    if check and done.returncode:
-        raise AssertionError(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
-    return done
+    return nodeclient.kubectl(CACHE, KUBECONFIG, *args, check=check, input=input)
 
 
 def get(kind, ns, name=None, selector=None):

@@ -2,6 +2,7 @@
 tests/kuberay-e2e/stage.py): a failure raises with the end of what the script printed."""
 import os
 import subprocess
+import time
 
 NODE_ROOT = os.environ.get("NODE_ROOT", "/var/lib/rayjournal-node")
 NODE_RUN = os.environ.get("NODE_RUN", "/run/rayjournal-node")
@@ -17,6 +18,27 @@ def cluster(root, *args, check=True):
     if check and done.returncode:
         raise AssertionError(f"cluster.sh {' '.join(args)}: exit {done.returncode}\n"
                              f"{done.stdout[-1000:]}{done.stderr[-4000:]}")
+    return done
+
+
+def wait_until(what, predicate, timeout, interval=0.5):
+    """predicate()'s first truthy answer within timeout seconds, else AssertionError with the last."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"{what}: not within {timeout} s (last: {last!r})")
+
+
+def kubectl(cache, kubeconfig_path, *args, check=True, input=None):
+    """The finished `kubectl ARGS...` of the cache's kubectl against the node, as its admin."""
+    done = subprocess.run([f"{cache}/bin/kubectl", *args], capture_output=True, text=True,
+                          input=input, env={**os.environ, "KUBECONFIG": kubeconfig_path})
+    if check and done.returncode:
+        raise AssertionError(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
     return done
 
 
