@@ -96,23 +96,22 @@ Gang leftoverGang(const json* cluster) {
   return clusterGang(objectAt(*cluster, "spec"));
 }
 
-PodGroupBuild volcanoPodGroupFor(const json& owner, const Gang& gang) {
+model::ApiObject volcanoPodGroupFor(const json& owner, const Gang& gang, std::string& error) {
   const json& meta = objectAt(owner, "metadata");
   const json& labels = labelsOf(owner);
   const std::string name = volcanoPodGroupName(owner), ns = stringAt(meta, "namespace");
   json spec = {{"minMember", gang.minMember}, {"minResources", resourceList(gang.minResources)}};
-  PodGroupBuild out;
-  out.error = addNetworkTopology(labels, spec, name, ns);
+  error = addNetworkTopology(labels, spec, name, ns);
+  if (!error.empty()) return nullptr;
   if (labels.contains(kVolcanoQueueLabel)) spec["queue"] = stringAt(labels, kVolcanoQueueLabel);
   if (labels.contains(kPriorityClassLabel)) spec["priorityClassName"] = stringAt(labels, kPriorityClassLabel);
   json podMeta = {{"name", name}, {"namespace", ns}, {"ownerReferences", json::array({controllerReference(owner)})}};
   if (!objectAt(meta, "annotations").empty()) podMeta["annotations"] = meta["annotations"];
-  out.podGroup = {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
-                  {"kind", "PodGroup"},
-                  {"metadata", std::move(podMeta)},
-                  {"spec", std::move(spec)},
-                  {"status", {{"phase", "Pending"}}}};
-  return out;
+  return std::make_shared<json>(json{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                                     {"kind", "PodGroup"},
+                                     {"metadata", std::move(podMeta)},
+                                     {"spec", std::move(spec)},
+                                     {"status", {{"phase", "Pending"}}}});
 }
 
 json podGroupWithGang(const json& podGroup, const Gang& gang) {
@@ -147,10 +146,7 @@ Gang leftoverGangOf(const model::Document* cluster) {
 }
 
 model::ApiObject podGroupCreateFor(const model::Document& owner, const Gang& gang, std::string& error) {
-  PodGroupBuild built = volcanoPodGroupFor(owner.get(), gang);
-  error = built.error;
-  if (!error.empty()) return nullptr;
-  return std::make_shared<json>(std::move(built.podGroup));
+  return volcanoPodGroupFor(owner.get(), gang, error);
 }
 
 model::ApiObject podGroupUpdateFor(const model::Document& podGroup, const Gang& gang) {

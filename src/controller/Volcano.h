@@ -38,12 +38,9 @@ Gang leftoverGang(const nlohmann::json* cluster);
 
 // The PodGroup (scheduling.volcano.sh/v1beta1) for `owner` (kind RayCluster or RayJob):
 // controlled by it, its annotations, queue and priorityClassName from its labels, network
-// topology from volcano.sh/network-topology-*. Empty `error`: built; else why not (a label).
-struct PodGroupBuild {
-  nlohmann::json podGroup;
-  std::string error;
-};
-PodGroupBuild volcanoPodGroupFor(const nlohmann::json& owner, const Gang& gang);
+// topology from volcano.sh/network-topology-*. Null, with `error` saying why, when it cannot be
+// built (a malformed label).
+model::ApiObject volcanoPodGroupFor(const nlohmann::json& owner, const Gang& gang, std::string& error);
 // The PodGroup with the gang's minMember and minResources, or null when it has them already
 // (resources compared by value, as quotav1.Equals).
 nlohmann::json podGroupWithGang(const nlohmann::json& podGroup, const Gang& gang);

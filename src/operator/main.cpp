@@ -187,10 +187,10 @@ void addSharedClusterFlags(CLI::App& app, Flags& f) {
                  "KubeRay's configuration file (apiVersion config.ray.io/v1alpha1, kind "
                  "Configuration): its fields replace the flags they name (docs/compatibility.md)");
   app.add_option("--batch-scheduler", f.batchScheduler,
-                 "KubeRay's gang scheduler integration: volcano, yunikorn, scheduler-plugins or "
-                 "kai-scheduler (not built yet: refused)");
+                 "KubeRay's gang scheduler integration: volcano or yunikorn (scheduler-plugins and "
+                 "kai-scheduler are not built yet: refused)");
   app.add_flag("--enable-batch-scheduler", f.enableBatchScheduler,
-               "KubeRay's deprecated form of --batch-scheduler (not built yet: refused)");
+               "KubeRay's deprecated form of --batch-scheduler volcano");
 }
 
 void addLeaderAndLogFlags(CLI::App& app, Flags& f) {
@@ -455,12 +455,15 @@ bool checkBatchScheduler(Flags& f) {
                  "soon. Use batch-scheduler instead. (Volcano's PodGroups are made)");
     f.batchScheduler = "volcano";
   }
-  if (!f.batchScheduler.empty() && f.batchScheduler != "volcano") {
-    spdlog::error("--batch-scheduler {}: rayjournal builds Volcano's PodGroups only, not yet "
-                  "{}'s (docs/compatibility.md); refused rather than run gang-less",
+  if (!f.batchScheduler.empty() && f.batchScheduler != "volcano" && f.batchScheduler != "yunikorn") {
+    spdlog::error("--batch-scheduler {}: rayjournal builds Volcano's and YuniKorn's gangs only, "
+                  "not yet {}'s (docs/compatibility.md); refused rather than run gang-less",
                   f.batchScheduler, f.batchScheduler);
     return false;
   }
+  if (f.batchScheduler == "yunikorn")
+    spdlog::info("--batch-scheduler yunikorn: every Ray Pod gets schedulerName yunikorn, its "
+                 "application id and queue, and with ray.io/gang-scheduling-enabled its task groups");
   if (f.batchScheduler == "volcano")
     spdlog::info("--batch-scheduler volcano: every RayJob and standalone RayCluster gets a "
                  "PodGroup ray-<name>-pg before its first Pod, and every Ray Pod schedulerName "

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates tests/kuberay-diff/golden/*.json from KubeRay's own code: the Pods KubeRay's
 # RayCluster reconciler builds for each case in cases/ (rayjournal_golden_test.go), and Volcano's
-# PodGroups and Pod fields for each case in volcano/ (rayjournal_volcano_golden_test.go), both
-# run inside a copy of KubeRay's ray-operator. KubeRayDiffTest (controller_test) compares them with what
+# PodGroups and Pod fields for each case in volcano/ (rayjournal_volcano_golden_test.go), and
+# YuniKorn's Pod fields for each case in yunikorn/ (rayjournal_yunikorn_golden_test.go), all run
+# inside a copy of KubeRay's ray-operator. KubeRayDiffTest (controller_test) compares them with what
 # rayjournal builds from the same cases. Run after adding a case or moving the pinned version:
 #   bash tests/kuberay-diff/generate.sh [--git KUBERAY_GIT_DIR]
 # KubeRay v1.7.0 comes from the Go module proxy when it serves the module whole, else from a
@@ -30,10 +31,13 @@ else
 fi
 cp rayjournal_golden_test.go "$work/ray-operator/controllers/ray/"
 cp rayjournal_volcano_golden_test.go "$work/ray-operator/controllers/ray/batchscheduler/volcano/"
+cp rayjournal_yunikorn_golden_test.go "$work/ray-operator/controllers/ray/batchscheduler/yunikorn/"
 rm -f golden/*.json
 cd "$work/ray-operator"
-RAYJOURNAL_DIFF_CASES="$here/cases" RAYJOURNAL_DIFF_VOLCANO="$here/volcano" RAYJOURNAL_DIFF_GOLDEN="$here/golden" \
+RAYJOURNAL_DIFF_CASES="$here/cases" RAYJOURNAL_DIFF_VOLCANO="$here/volcano" \
+  RAYJOURNAL_DIFF_YUNIKORN="$here/yunikorn" RAYJOURNAL_DIFF_GOLDEN="$here/golden" \
   RAYJOURNAL_DIFF_KUBERAY="$version" ENABLE_DETERMINISTIC_HEAD_POD_NAME=true \
-  go test ./controllers/ray ./controllers/ray/batchscheduler/volcano -run '^TestRayjournal(Volcano)?Golden$' \
+  go test ./controllers/ray ./controllers/ray/batchscheduler/volcano ./controllers/ray/batchscheduler/yunikorn \
+  -run '^TestRayjournal(Volcano|YuniKorn)?Golden$' \
   -count=1 -v | grep -E "written|FAIL|ok|panic" >&2
 log "$(ls "$here/golden" | wc -l) golden files from KubeRay $version"

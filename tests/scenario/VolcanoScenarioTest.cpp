@@ -122,5 +122,29 @@ TEST(VolcanoScenario, WithoutTheSchedulerNothingIsGangScheduled) {
   EXPECT_EQ(creates(h, "PodGroup"), 0);
 }
 
+// YuniKorn (--batch-scheduler yunikorn): no object of its own; the RayJob's app id, queue and task
+// groups on its cluster's Pods and its submitter, schedulerName yunikorn on each.
+TEST(YuniKornScenario, ARayJobsPodsCarryItsApplicationAndTaskGroups) {
+  SimHarness h;
+  h.config.batchScheduler = "yunikorn";
+  h.restart();
+  json job = volcanoJob("yk");
+  job["metadata"]["labels"] = {{"yunikorn.apache.org/app-id", "app-7"},
+                               {"yunikorn.apache.org/queue", "root.ml"},
+                               {"ray.io/gang-scheduling-enabled", "true"}};
+  h.apply(job);
+  ASSERT_TRUE(h.runUntil([&] { return h.status("yk").value("jobStatus", "") == "RUNNING"; }));
+  for (const json& pod : h.kube.list("Pod", "default")) {
+    EXPECT_EQ(pod["spec"]["schedulerName"], "yunikorn");
+    EXPECT_EQ(pod["metadata"]["labels"]["applicationId"], "app-7");
+    EXPECT_EQ(pod["metadata"]["labels"]["queue"], "root.ml");
+    json groups = json::parse(pod["metadata"]["annotations"]["yunikorn.apache.org/task-groups"].get<std::string>());
+    EXPECT_EQ(groups.size(), 3u) << "head, workers, submitter";
+  }
+  json submitter = (*h.kube.get("Job", "default", "yk"))["spec"]["template"];
+  EXPECT_EQ(submitter["metadata"]["annotations"]["yunikorn.apache.org/task-group-name"], "submittergroup");
+  EXPECT_EQ(creates(h, "PodGroup"), 0);
+}
+
 }  // namespace
 }  // namespace rayjournal::testing

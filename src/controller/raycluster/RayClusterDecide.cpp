@@ -185,13 +185,14 @@ bool planPodGroup(const ClusterObserved& o, ClusterPlan& plan) {
     if (!updated.is_null()) plan.podGroupUpdate = std::make_shared<json>(std::move(updated));
     return true;
   }
-  PodGroupBuild built = volcanoPodGroupFor(cluster, gang);
-  if (!built.error.empty()) {
-    plan.warnings.push_back({"FailedToCreatePodGroup", built.error, "Create"});
-    plan.why = "no PodGroup: " + built.error;
+  std::string error;
+  model::ApiObject created = volcanoPodGroupFor(cluster, gang, error);
+  if (!created) {
+    plan.warnings.push_back({"FailedToCreatePodGroup", error, "Create"});
+    plan.why = "no PodGroup: " + error;
     return false;
   }
-  plan.creates.push_back({"PodGroup", std::make_shared<json>(std::move(built.podGroup))});
+  plan.creates.push_back({"PodGroup", std::move(created)});
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "controller/Volcano.h"
+#include "controller/YuniKorn.h"
 #include "controller/JsonAccess.h"
 #include "controller/raycluster/Autoscaler.h"
 #include "controller/raycluster/GcsFaultTolerance.h"
@@ -378,7 +379,9 @@ model::ApiObject rayPod(const RayClusterView& c, const json& groupSpec, const Po
   addAutoscaling(c, role.head, spec);  // it appends a container, moving `container`
   addSidecars(spec, inject.defaults.get(), role.head);
   model::ApiObject built = pod();
-  if (inject.volcano) addVolcanoMetadata(c.raw.get(), *built, role.head ? "headgroup" : role.group, true);
+  const std::string taskGroup = role.head ? "headgroup" : role.group;
+  if (inject.volcano) addVolcanoMetadata(c.raw.get(), *built, taskGroup, true);
+  if (inject.yunikorn) addYuniKornMetadata(c.raw.get(), *built, taskGroup, true);
   return built;
 }
 

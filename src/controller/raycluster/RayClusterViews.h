@@ -56,6 +56,8 @@ struct PodInjection {
   // --batch-scheduler volcano: every Pod joins its PodGroup (KubeRay's AddMetadataToChildResource),
   // and a standalone cluster has one made for it.
   bool volcano = false;
+  // --batch-scheduler yunikorn: every Pod gets YuniKorn's fields (no object of its own).
+  bool yunikorn = false;
 };
 
 struct RayClusterView {

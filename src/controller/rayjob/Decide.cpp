@@ -6,6 +6,7 @@
 #include "adapters/TimeFormat.h"
 #include "controller/rayjob/Builders.h"
 #include "controller/rayjob/Validate.h"
+#include "controller/YuniKorn.h"
 #include "model/Names.h"
 
 namespace rayjournal::controller {
@@ -79,6 +80,7 @@ constexpr int64_t kMirrorUnreadyClusterAfterMs = 10000;
 model::Document rawOf(const RayJob& job) { return job.raw ? model::Document(job.raw) : model::Document(); }
 
 bool volcano(const Ctx& c) { return c.cfg.batchScheduler == "volcano"; }
+bool yunikorn(const Ctx& c) { return c.cfg.batchScheduler == "yunikorn"; }
 
 // KubeRay's syncPodGroup for the RayJob: created when missing, its gang updated when it differs
 // (before the cluster's Pods or after its children are gone, as the state wants). Returns false
@@ -113,6 +115,7 @@ model::ApiObject submitterFor(const Ctx& c) {
   withStatus.status = c.st;
   model::ApiObject job = submitterJobFor(withStatus, c.o.cluster->raw, c.cfg.loginShell);
   if (volcano(c)) joinVolcanoGangAsSubmitter(rawOf(c.job), job);
+  if (yunikorn(c)) joinYuniKornAsSubmitter(rawOf(c.job), job);
   return job;
 }
 
@@ -167,9 +170,11 @@ bool ensureCluster(Ctx& c) {
     withStatus.status = c.st;
     model::ApiObject cluster = rayClusterFor(withStatus, c.st.rayClusterName,
                                              {c.cfg.loginShell, c.cfg.gates.sidecarSubmitterRestart});
-    // KubeRay labels the cluster for its RayJob's PodGroup in K8sJobMode only.
-    if (volcano(c) && c.job.spec.submissionMode == SubmissionMode::K8sJobMode)
-      joinVolcanoGang(rawOf(c.job), cluster, "", false);
+    // KubeRay labels the cluster for its RayJob's gang in K8sJobMode only.
+    if (c.job.spec.submissionMode == SubmissionMode::K8sJobMode) {
+      if (volcano(c)) joinVolcanoGang(rawOf(c.job), cluster, "", false);
+      if (yunikorn(c)) joinYuniKorn(rawOf(c.job), cluster, "", false);
+    }
     c.intent(Action::CreateRayCluster, c.st.rayClusterName, std::move(cluster));
     c.plan.why = "creating RayCluster " + c.st.rayClusterName;
     return false;

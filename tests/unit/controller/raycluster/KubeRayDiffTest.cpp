@@ -13,6 +13,7 @@
 
 #include "adapters/YamlJson.h"
 #include "controller/Volcano.h"
+#include "controller/YuniKorn.h"
 #include "controller/raycluster/RayClusterBuild.h"
 #include "operator/OperatorConfig.h"
 
@@ -162,7 +163,8 @@ json volcanoRun(const json& c) {
   json out;
   const bool job = owner["kind"] == "RayJob";
   Gang gang = job ? rayJobGang(owner) : clusterGang(owner["spec"]);
-  json podGroup = volcanoPodGroupFor(owner, gang).podGroup;
+  std::string error;
+  json podGroup = *volcanoPodGroupFor(owner, gang, error);
   out["podGroup"] = podGroup;
   if (!job) {
     json pod = {{"metadata", json::object()}, {"spec", json::object()}};
@@ -213,6 +215,53 @@ TEST(KubeRayDiffTest, VolcanoMatchesKubeRaysScheduler) {
     EXPECT_TRUE(differences.empty()) << name << ":" << listed;
   }
   EXPECT_GE(cases, 5u);
+}
+
+// YuniKorn: the Pod fields, against KubeRay's yunikorn package. The task-groups annotation is
+// compared as the JSON it is (Go writes an affinity's fields in its struct's order).
+json yuniKornComparable(json meta) {
+  json& annotations = meta["annotations"];
+  if (annotations.contains("yunikorn.apache.org/task-groups"))
+    annotations["yunikorn.apache.org/task-groups"] = json::parse(annotations["yunikorn.apache.org/task-groups"].get<std::string>());
+  return withoutEmpty(meta);
+}
+
+json yuniKornRun(const json& owner) {
+  json out;
+  auto child = [&](const char* key, const std::string& group, bool podLike) {
+    json object = {{"metadata", json::object()}, {"spec", json::object()}};
+    addYuniKornMetadata(owner, object, group, podLike);
+    out[key] = object["metadata"];
+    return object["spec"].value("schedulerName", "");
+  };
+  if (owner["kind"] == "RayCluster") {
+    out["headSchedulerName"] = child("headPod", "headgroup", true);
+    return out;
+  }
+  child("rayCluster", "", false);
+  out["submitterSchedulerName"] = child("submitterTemplate", "submittergroup", true);
+  return out;
+}
+
+TEST(KubeRayDiffTest, YuniKornMatchesKubeRaysScheduler) {
+  size_t cases = 0;
+  for (const auto& entry : fs::directory_iterator(kDiffDir / "yunikorn")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++cases;
+    const std::string name = entry.path().stem();
+    json c = parseYaml(diffFileText(entry.path()));
+    json golden = json::parse(diffFileText(kDiffDir / "golden" / ("yunikorn-" + name + ".json")));
+    json ours = yuniKornRun(c["object"]);
+    std::vector<std::string> out;
+    for (const char* key : {"headPod", "rayCluster", "submitterTemplate"})
+      if (golden.contains(key)) diffInto(yuniKornComparable(golden[key]), yuniKornComparable(ours.value(key, json())), key, out);
+    for (const char* key : {"headSchedulerName", "submitterSchedulerName"})
+      if (golden.contains(key)) diffInto(golden[key], ours.value(key, json()), key, out);
+    std::string listed;
+    for (const std::string& d : out) listed += "\n  " + d;
+    EXPECT_TRUE(out.empty()) << name << ":" << listed;
+  }
+  EXPECT_GE(cases, 4u);
 }
 
 }  // namespace
