@@ -19,19 +19,13 @@ bool autoscales(const json& clusterSpec) {
   return v.is_boolean() && v.get<bool>();
 }
 
-// The default submitter container's resources (GetDefaultSubmitterContainer): requests 500m
-// and 200Mi, which win over its limits.
-Resources defaultSubmitterResources() {
-  return {{"cpu", *model::parseQuantity("500m")}, {"memory", *model::parseQuantity("200Mi")}};
-}
-
+// getSubmitterResource: the submitter's Pod in K8sJobMode, the default submitter container in
+// SidecarMode (the same requests: they win over its limits), nothing otherwise.
 Resources submitterResources(const json& spec) {
   const std::string mode = stringAt(spec, "submissionMode");
-  if (mode == "SidecarMode") return defaultSubmitterResources();
+  if (mode == "SidecarMode") return podResources(submitterPodSpec(json::object()));
   if (mode != "K8sJobMode" && !mode.empty()) return {};
-  const json& tmpl = memberAt(spec, "submitterPodTemplate");
-  if (tmpl.is_object()) return podResources(objectAt(tmpl, "spec"));
-  return defaultSubmitterResources();
+  return podResources(submitterPodSpec(spec));
 }
 
 json controllerReference(const json& owner) {

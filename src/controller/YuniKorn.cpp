@@ -25,22 +25,12 @@ nlohmann::ordered_json taskGroup(const std::string& name, int64_t minMember, con
   return group;
 }
 
-const json& podSpecOf(const json& group) { return objectAt(objectAt(group, "template"), "spec"); }
-
 void addClusterGroups(const json& clusterSpec, nlohmann::ordered_json& groups) {
-  groups.push_back(taskGroup("headgroup", 1, podSpecOf(objectAt(clusterSpec, "headGroupSpec"))));
+  groups.push_back(taskGroup("headgroup", 1, groupPodSpec(objectAt(clusterSpec, "headGroupSpec"))));
   for (const auto& group : arrayAt(clusterSpec, "workerGroupSpecs")) {
     int64_t minWorkers = std::max<int64_t>(0, integerAt(group, "minReplicas", 0)) * hostsOf(group);
-    groups.push_back(taskGroup(stringAt(group, "groupName"), minWorkers, podSpecOf(group)));
+    groups.push_back(taskGroup(stringAt(group, "groupName"), minWorkers, groupPodSpec(group)));
   }
-}
-
-// GetSubmitterTemplate's Pod spec: the user's, else KubeRay's default submitter container.
-json submitterPodSpec(const json& rayJobSpec) {
-  const json& tmpl = memberAt(rayJobSpec, "submitterPodTemplate");
-  if (tmpl.is_object()) return objectAt(tmpl, "spec");
-  json resources = {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}, {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}};
-  return {{"containers", json::array({{{"name", "ray-job-submitter"}, {"resources", resources}}})}};
 }
 
 void copyLabel(const json& parentLabels, json& childMeta, const char* from, const char* to) {

@@ -10,27 +10,32 @@
 namespace rayjournal::controller {
 namespace {
 
-bool groupSuspended(const json& group) {
-  const json& s = memberAt(group, "suspend");
-  return s.is_boolean() && s.get<bool>();
-}
-
-const json& templatePodSpec(const json& group) {
-  return objectAt(objectAt(group, "template"), "spec");
-}
-
 Resources groupSum(const json& clusterSpec, const char* replicasKey) {
-  Resources total = podResources(templatePodSpec(objectAt(clusterSpec, "headGroupSpec")));
+  Resources total = podResources(groupPodSpec(objectAt(clusterSpec, "headGroupSpec")));
   for (const auto& group : arrayAt(clusterSpec, "workerGroupSpecs")) {
     if (groupSuspended(group)) continue;
     long double times =
         static_cast<long double>(std::max<int64_t>(0, integerAt(group, replicasKey, 0))) * hostsOf(group);
-    addResources(total, podResources(templatePodSpec(group)), times);
+    addResources(total, podResources(groupPodSpec(group)), times);
   }
   return total;
 }
 
 }  // namespace
+
+bool groupSuspended(const json& group) {
+  const json& s = memberAt(group, "suspend");
+  return s.is_boolean() && s.get<bool>();
+}
+
+const json& groupPodSpec(const json& group) { return objectAt(objectAt(group, "template"), "spec"); }
+
+json submitterPodSpec(const json& rayJobSpec) {
+  const json& tmpl = memberAt(rayJobSpec, "submitterPodTemplate");
+  if (tmpl.is_object()) return objectAt(tmpl, "spec");
+  json resources = {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}, {"requests", {{"cpu", "500m"}, {"memory", "200Mi"}}}};
+  return {{"containers", json::array({{{"name", "ray-job-submitter"}, {"resources", resources}}})}};
+}
 
 void addResources(Resources& into, const Resources& more, long double times) {
   for (const auto& [name, q] : more) {

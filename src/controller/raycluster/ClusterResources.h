@@ -15,6 +15,14 @@ namespace rayjournal::controller {
 // decimal suffixes), as apimachinery's Quantity.Add keeps the receiver's format.
 using Resources = std::map<std::string, model::Quantity>;
 
+// A worker group with suspend: true (it has, and counts, no Pods).
+bool groupSuspended(const nlohmann::json& group);
+// A group's (headGroupSpec or a worker group's) Pod template spec.
+const nlohmann::json& groupPodSpec(const nlohmann::json& group);
+// A RayJob's submitter Pod spec as KubeRay's GetSubmitterTemplate makes it: the user's
+// submitterPodTemplate, else its default container (requests 500m/200Mi, limits 1/1Gi).
+nlohmann::json submitterPodSpec(const nlohmann::json& rayJobSpec);
+
 // `times` x each of `more` added into `into`.
 void addResources(Resources& into, const Resources& more, long double times = 1);
 // A Pod's resources: each container's requests, with limits standing in for missing requests.

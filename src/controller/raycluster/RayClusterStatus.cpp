@@ -15,11 +15,6 @@
 namespace rayjournal::controller {
 namespace {
 
-bool suspended(const json& group) {
-  const json& s = memberAt(group, "suspend");
-  return s.is_boolean() && s.get<bool>();
-}
-
 void writeResources(json& status, const json& clusterSpec) {
   Resources r = desiredResources(clusterSpec);  // CalculateDesiredResources
   model::Quantity gpu;
@@ -37,7 +32,7 @@ void writeReplicaBounds(json& status, const json& clusterSpec) {
   int64_t min = 0, max = 0;
   constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
   for (const auto& group : arrayAt(clusterSpec, "workerGroupSpecs")) {
-    if (suspended(group)) continue;
+    if (groupSuspended(group)) continue;
     int64_t hosts = hostsOf(group);
     min = std::min(kInt32Max, min + std::clamp<int64_t>(integerAt(group, "minReplicas", 0), 0, kInt32Max) * hosts);
     max = std::min(kInt32Max, max + std::clamp<int64_t>(integerAt(group, "maxReplicas", kInt32Max), 0, kInt32Max) * hosts);
